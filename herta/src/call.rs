@@ -1,0 +1,340 @@
+//! One call of a bound operation: admission gate → key → budgets → attempts
+//! (each with a fresh timeout) → classify → maybe retry → release in reverse.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use tokio::time::Instant;
+
+use crate::arbiter::{Need, TryAcquireError};
+use crate::context::Context;
+use crate::contract::Contract;
+use crate::error::{BindError, Busy, Error};
+use crate::keys::{KeyTable, TryKeyError};
+use crate::outcome::{normalize, Admission, Outcome};
+use crate::__private::{HandlerOutput, KeyBound};
+use crate::runtime::{Counters, Runtime};
+
+/// A contract bound to a runtime: what a generated wrapper type holds.
+///
+/// `K` is the serialization key type (`NoKey` without `serialize_by`).
+pub struct Bound<K> {
+    inner: Arc<BoundInner<K>>,
+}
+
+struct BoundInner<K> {
+    runtime: Runtime,
+    contract: &'static Contract,
+    needs: Arc<[Need]>,
+    keys: Option<Arc<KeyTable<K>>>,
+    describe_key: fn(&K) -> String,
+}
+
+impl<K> Clone for Bound<K> {
+    fn clone(&self) -> Self {
+        Bound {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<K> fmt::Debug for Bound<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bound")
+            .field("contract", self.inner.contract)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: KeyBound> Bound<K> {
+    /// Checks `contract` against `runtime` and binds it.
+    ///
+    /// # Errors
+    ///
+    /// [`BindError`] for an unknown resource (with the closest declared name),
+    /// 0 units, units above capacity, a resource named twice, or a shared key
+    /// scope already keyed by another type.
+    pub fn bind(
+        runtime: &Runtime,
+        contract: &'static Contract,
+        describe_key: fn(&K) -> String,
+    ) -> Result<Self, BindError> {
+        let operation = contract.operation();
+        let declared = &runtime.inner.resources;
+        let mut needs: Vec<Need> = Vec::with_capacity(contract.resources().len());
+        for (i, used) in contract.resources().iter().enumerate() {
+            let name = used.resource();
+            if contract.resources()[..i]
+                .iter()
+                .any(|u| u.resource() == name)
+            {
+                return Err(BindError::DuplicateResource {
+                    operation,
+                    resource: name,
+                });
+            }
+            let Some(index) = declared.iter().position(|r| r.name() == name) else {
+                return Err(BindError::UnknownResource {
+                    operation,
+                    resource: name,
+                    suggestion: closest(name, declared.iter().map(|r| r.name())),
+                });
+            };
+            let capacity = declared[index].capacity();
+            if used.units() == 0 {
+                return Err(BindError::ZeroUnits {
+                    operation,
+                    resource: name,
+                });
+            }
+            if used.units() > capacity {
+                return Err(BindError::UnitsAboveCapacity {
+                    operation,
+                    resource: name,
+                    units: used.units(),
+                    capacity,
+                });
+            }
+            needs.push(Need {
+                resource: index,
+                units: used.units(),
+            });
+        }
+        needs.sort_by_key(|n| n.resource);
+        let keys = match contract.serialize_by() {
+            None => None,
+            Some(spec) => {
+                let space = match spec.scope() {
+                    Some(scope) => format!("scope:{scope}"),
+                    None => format!("operation:{operation}"),
+                };
+                let table = runtime.key_table::<K>(space).map_err(|existing| {
+                    BindError::ScopeKeyMismatch {
+                        operation,
+                        scope: spec.scope().unwrap_or(operation).to_owned(),
+                        key_type: std::any::type_name::<K>(),
+                        existing,
+                    }
+                })?;
+                Some(table)
+            }
+        };
+        Ok(Bound {
+            inner: Arc::new(BoundInner {
+                runtime: runtime.clone(),
+                contract,
+                needs: needs.into(),
+                keys,
+                describe_key,
+            }),
+        })
+    }
+
+    /// The runtime this operation is bound to.
+    pub fn runtime(&self) -> &Runtime {
+        &self.inner.runtime
+    }
+
+    /// Runs a call whose handler runs at most once (no retry declared).
+    pub async fn call_once<F, Fut>(
+        &self,
+        key: Option<K>,
+        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        attempt: F,
+    ) -> Result<<Fut::Output as HandlerOutput>::Ok, Error<<Fut::Output as HandlerOutput>::Err>>
+    where
+        F: FnOnce(Context) -> Fut,
+        Fut: Future,
+        Fut::Output: HandlerOutput,
+    {
+        let mut attempt = Some(attempt);
+        self.call(key, classify, move |ctx| {
+            // `call` makes one attempt when the contract allows one; a contract
+            // without retry has `max_attempts == 1`.
+            (attempt.take().expect("a call without retry makes one attempt"))(ctx)
+        })
+        .await
+    }
+
+    /// Runs a call, making up to the contract's `max_attempts` attempts.
+    pub async fn call<F, Fut>(
+        &self,
+        key: Option<K>,
+        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        mut attempt: F,
+    ) -> Result<<Fut::Output as HandlerOutput>::Ok, Error<<Fut::Output as HandlerOutput>::Err>>
+    where
+        F: FnMut(Context) -> Fut,
+        Fut: Future,
+        Fut::Output: HandlerOutput,
+    {
+        let inner = &*self.inner;
+        let rt = &*inner.runtime.inner;
+        let contract = inner.contract;
+        let operation = contract.operation();
+        let counters = &rt.counters;
+
+        // 1. Admission gate.
+        if !rt.gate.enter() {
+            Counters::bump(&counters.rejected);
+            return Err(Error::Stopping { operation });
+        }
+        Counters::bump(&counters.admitted);
+        // Counts the call out on every path; a drop before `completed` is a
+        // cancellation.
+        let mut call = InFlight {
+            runtime: &inner.runtime,
+            completed: false,
+        };
+        let stopping = || {
+            Counters::bump(&counters.rejected);
+            Error::Stopping { operation }
+        };
+        let throttled = |busy| {
+            Counters::bump(&counters.throttled);
+            Error::Throttled { operation, busy }
+        };
+
+        // 2. Key, before budgets: a same-key waiter holds no budget.
+        let _key = match (&inner.keys, key) {
+            (Some(table), Some(key)) => Some(match contract.admission() {
+                Admission::Reject => match table.try_acquire(key) {
+                    Ok(guard) => guard,
+                    Err(TryKeyError::Busy(key)) => {
+                        call.completed = true;
+                        let key = (inner.describe_key)(&key);
+                        return Err(throttled(Busy::Key { key }));
+                    }
+                    Err(TryKeyError::Closed) => {
+                        call.completed = true;
+                        return Err(stopping());
+                    }
+                },
+                Admission::Wait => match table.acquire(key).await {
+                    Ok(guard) => guard,
+                    Err(_closed) => {
+                        call.completed = true;
+                        return Err(stopping());
+                    }
+                },
+            }),
+            _ => None,
+        };
+
+        // 3. Budgets, all at once or none.
+        let _permit = match contract.admission() {
+            Admission::Reject => match rt.arbiter.try_acquire(&inner.needs) {
+                Ok(permit) => permit,
+                Err(TryAcquireError::Busy(index)) => {
+                    call.completed = true;
+                    let resource = rt.resources[index].name().to_owned();
+                    return Err(throttled(Busy::Resource { resource }));
+                }
+                Err(TryAcquireError::Closed) => {
+                    call.completed = true;
+                    return Err(stopping());
+                }
+            },
+            Admission::Wait => match rt.arbiter.acquire(&inner.needs).await {
+                Ok(permit) => permit,
+                Err(_closed) => {
+                    call.completed = true;
+                    return Err(stopping());
+                }
+            },
+        };
+        Counters::bump(&counters.started);
+
+        // 4. Attempts. Key and budgets are held across retries and released
+        //    (in reverse order) when this function returns or is dropped.
+        let max_attempts = contract.max_attempts().max(1);
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            if attempts > 1 {
+                Counters::bump(&counters.retried);
+            }
+            let deadline = contract.timeout().map(|t| Instant::now() + t);
+            let ctx = Context {
+                operation,
+                attempt: attempts,
+                max_attempts,
+                deadline,
+            };
+            let run = AssertUnwindSafe(attempt(ctx)).catch_unwind();
+            let finished = match deadline {
+                Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
+                None => Some(run.await),
+            };
+            let outcome = match finished {
+                Some(Ok(output)) => match output.into_result() {
+                    Ok(value) => {
+                        call.completed = true;
+                        return Ok(value);
+                    }
+                    Err(error) => {
+                        let outcome = normalize(classify(&error));
+                        if attempts < max_attempts && contract.retries(outcome) {
+                            continue;
+                        }
+                        call.completed = true;
+                        return Err(Error::Failed {
+                            operation,
+                            outcome,
+                            attempts,
+                            source: error,
+                        });
+                    }
+                },
+                Some(Err(panic)) => {
+                    Counters::bump(&counters.panicked);
+                    call.completed = true;
+                    std::panic::resume_unwind(panic);
+                }
+                None => {
+                    Counters::bump(&counters.timed_out);
+                    contract.effect().timeout_outcome()
+                }
+            };
+            if attempts < max_attempts && contract.retries(outcome) {
+                continue;
+            }
+            call.completed = true;
+            return Err(Error::TimedOut {
+                operation,
+                timeout: contract.timeout().unwrap_or_default(),
+                attempts,
+                outcome,
+            });
+        }
+    }
+}
+
+/// One admitted call, counted out of the gate when dropped.
+struct InFlight<'a> {
+    runtime: &'a Runtime,
+    completed: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let rt = &*self.runtime.inner;
+        if !self.completed {
+            Counters::bump(&rt.counters.cancelled);
+        }
+        Counters::bump(&rt.counters.finished);
+        rt.gate.exit();
+    }
+}
+
+/// The closest name to `wanted`, if one is close enough to be a typo.
+fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
+    names
+        .map(|n| (strsim::jaro_winkler(wanted, n), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n.to_owned())
+}

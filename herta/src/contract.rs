@@ -1,0 +1,164 @@
+//! [`Contract`]: the declared policy of an operation, as a constant.
+
+use std::time::Duration;
+
+use crate::outcome::{Admission, Effect, Outcome};
+
+/// The policy an operation declared with `#[herta::operation(...)]`.
+///
+/// Every wrapper type has it as `CONTRACT` (and through
+/// [`Operation::CONTRACT`](crate::Operation::CONTRACT)); the runtime enforces
+/// exactly this. It is built by the macro; read it through the accessors.
+///
+/// ```
+/// use herta::{Admission, Effect, Failure, Outcome};
+///
+/// #[herta::operation(effect = Idempotent, resources("worker" = 2),
+///                    retry(on = Transient, max = 3), timeout = "250ms")]
+/// async fn render(job: String) -> Result<String, Failure<String>> { Ok(job) }
+///
+/// let c = Render::CONTRACT;
+/// assert_eq!(c.operation(), "render");
+/// assert_eq!(c.effect(), Effect::Idempotent);
+/// assert_eq!(c.admission(), Admission::Wait);
+/// assert_eq!(c.resources()[0].resource(), "worker");
+/// assert_eq!(c.resources()[0].units(), 2);
+/// assert_eq!(c.max_attempts(), 3);
+/// assert_eq!(c.retry_on(), &[Outcome::Transient]);
+/// assert_eq!(c.timeout(), Some(std::time::Duration::from_millis(250)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contract {
+    operation: &'static str,
+    effect: Effect,
+    admission: Admission,
+    resources: &'static [ResourceUse],
+    retry_on: &'static [Outcome],
+    max_attempts: u32,
+    timeout: Option<Duration>,
+    serialize_by: Option<KeySpec>,
+}
+
+impl Contract {
+    #[doc(hidden)]
+    #[allow(clippy::too_many_arguments)]
+    pub const fn __new(
+        operation: &'static str,
+        effect: Effect,
+        admission: Admission,
+        resources: &'static [ResourceUse],
+        retry_on: &'static [Outcome],
+        max_attempts: u32,
+        timeout: Option<Duration>,
+        serialize_by: Option<KeySpec>,
+    ) -> Self {
+        Contract {
+            operation,
+            effect,
+            admission,
+            resources,
+            retry_on,
+            max_attempts,
+            timeout,
+            serialize_by,
+        }
+    }
+
+    /// The operation's name, used in errors, stats and bind checks.
+    pub const fn operation(&self) -> &'static str {
+        self.operation
+    }
+
+    /// The declared side effect.
+    pub const fn effect(&self) -> Effect {
+        self.effect
+    }
+
+    /// What a call does when its key or a budget is busy (default `Wait`).
+    pub const fn admission(&self) -> Admission {
+        self.admission
+    }
+
+    /// The budgets one call holds while it runs, in declaration order.
+    pub const fn resources(&self) -> &'static [ResourceUse] {
+        self.resources
+    }
+
+    /// The outcomes after which an attempt is retried (empty: no retry).
+    pub const fn retry_on(&self) -> &'static [Outcome] {
+        self.retry_on
+    }
+
+    /// The most attempts one call makes, first attempt included (1: no retry).
+    pub const fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The limit on each attempt; each attempt gets a fresh one.
+    pub const fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The parameter calls are serialized by, if any.
+    pub const fn serialize_by(&self) -> Option<KeySpec> {
+        self.serialize_by
+    }
+
+    /// Whether a failed attempt with `outcome` is retried, attempts left
+    /// permitting: `outcome` is listed in `retry(on = …)` **and** the
+    /// effect × outcome table allows it (checked again here at run time, belt
+    /// and braces, although the macro already refuses unsafe contracts).
+    pub fn retries(&self, outcome: Outcome) -> bool {
+        self.retry_on.contains(&outcome)
+            && herta_contract::retry_verdict(self.effect, outcome).is_allowed()
+    }
+}
+
+/// One budget a contract uses: a resource name and the units one call holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceUse {
+    resource: &'static str,
+    units: u32,
+}
+
+impl ResourceUse {
+    #[doc(hidden)]
+    pub const fn __new(resource: &'static str, units: u32) -> Self {
+        ResourceUse { resource, units }
+    }
+
+    /// The resource's name, as declared with [`Resource::new`](crate::Resource::new).
+    pub const fn resource(&self) -> &'static str {
+        self.resource
+    }
+
+    /// How many units of it one call holds (at least 1).
+    pub const fn units(&self) -> u32 {
+        self.units
+    }
+}
+
+/// How calls are serialized: by which parameter, in which key space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeySpec {
+    parameter: &'static str,
+    scope: Option<&'static str>,
+}
+
+impl KeySpec {
+    #[doc(hidden)]
+    pub const fn __new(parameter: &'static str, scope: Option<&'static str>) -> Self {
+        KeySpec { parameter, scope }
+    }
+
+    /// The parameter whose value is the key.
+    pub const fn parameter(&self) -> &'static str {
+        self.parameter
+    }
+
+    /// The shared key space (`serialize_by(brand, scope = "catalogue")`);
+    /// `None` means the operation's own key space.
+    pub const fn scope(&self) -> Option<&'static str> {
+        self.scope
+    }
+}

@@ -1,0 +1,267 @@
+//! What went wrong: [`Error`] for calls, [`BindError`] for `bind`,
+//! [`ConfigError`] for building a [`Runtime`](crate::Runtime).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::outcome::Outcome;
+
+/// Why a call of an operation did not return the handler's value.
+///
+/// `E` is the handler's own error type. [`Error::outcome`] gives the
+/// [`Outcome`] of any variant, so callers can branch on meaning rather than on
+/// messages.
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum Error<E> {
+    /// The handler's last attempt failed with its own error.
+    #[error("operation `{operation}` failed ({outcome}) after {attempts} attempt(s)")]
+    Failed {
+        /// The operation's name.
+        operation: &'static str,
+        /// The outcome of the last attempt (never `Success`; an unclassified
+        /// error is `Permanent`).
+        outcome: Outcome,
+        /// How many attempts ran, the failed one included.
+        attempts: u32,
+        /// The handler's error.
+        #[source]
+        source: E,
+    },
+    /// The last attempt ran past the contract's `timeout` and was dropped.
+    #[error(
+        "operation `{operation}` timed out after {} ms on attempt {attempts} ({outcome})",
+        timeout.as_millis()
+    )]
+    TimedOut {
+        /// The operation's name.
+        operation: &'static str,
+        /// The per-attempt limit that expired.
+        timeout: Duration,
+        /// How many attempts ran, the timed-out one included.
+        attempts: u32,
+        /// `Transient` for Pure/Idempotent, `Uncertain` for NonIdempotent
+        /// operations (the dropped attempt may have taken effect).
+        outcome: Outcome,
+    },
+    /// A `Reject` operation found its key or a budget busy; nothing ran.
+    #[error("operation `{operation}` throttled: {busy}")]
+    Throttled {
+        /// The operation's name.
+        operation: &'static str,
+        /// What was busy.
+        busy: Busy,
+    },
+    /// The runtime is shutting down: the call was refused at admission or
+    /// withdrawn while it waited; nothing ran.
+    #[error("operation `{operation}` refused: the runtime is stopping")]
+    Stopping {
+        /// The operation's name.
+        operation: &'static str,
+    },
+}
+
+impl<E> Error<E> {
+    /// The outcome of the call: the last attempt's outcome for `Failed` and
+    /// `TimedOut`, [`Outcome::Throttled`] for `Throttled`, and
+    /// [`Outcome::Permanent`] for `Stopping` (this runtime will not run it).
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Error::Failed { outcome, .. } | Error::TimedOut { outcome, .. } => *outcome,
+            Error::Throttled { .. } => Outcome::Throttled,
+            Error::Stopping { .. } => Outcome::Permanent,
+        }
+    }
+
+    /// The operation's name.
+    pub fn operation(&self) -> &'static str {
+        match self {
+            Error::Failed { operation, .. }
+            | Error::TimedOut { operation, .. }
+            | Error::Throttled { operation, .. }
+            | Error::Stopping { operation } => operation,
+        }
+    }
+
+    /// How many attempts ran (0 when nothing ran).
+    pub fn attempts(&self) -> u32 {
+        match self {
+            Error::Failed { attempts, .. } | Error::TimedOut { attempts, .. } => *attempts,
+            Error::Throttled { .. } | Error::Stopping { .. } => 0,
+        }
+    }
+
+    /// The handler's error, for `Failed`.
+    pub fn handler_error(&self) -> Option<&E> {
+        match self {
+            Error::Failed { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// The handler's error by value, for `Failed`.
+    pub fn into_handler_error(self) -> Option<E> {
+        match self {
+            Error::Failed { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Failed {
+                operation,
+                outcome,
+                attempts,
+                source,
+            } => f
+                .debug_struct("Failed")
+                .field("operation", operation)
+                .field("outcome", outcome)
+                .field("attempts", attempts)
+                .field("source", source)
+                .finish(),
+            Error::TimedOut {
+                operation,
+                timeout,
+                attempts,
+                outcome,
+            } => f
+                .debug_struct("TimedOut")
+                .field("operation", operation)
+                .field("timeout", timeout)
+                .field("attempts", attempts)
+                .field("outcome", outcome)
+                .finish(),
+            Error::Throttled { operation, busy } => f
+                .debug_struct("Throttled")
+                .field("operation", operation)
+                .field("busy", busy)
+                .finish(),
+            Error::Stopping { operation } => f
+                .debug_struct("Stopping")
+                .field("operation", operation)
+                .finish(),
+        }
+    }
+}
+
+/// What a `Reject` call found busy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Busy {
+    /// A budget had no room for the call's units (or earlier waiters queue on it).
+    Resource {
+        /// The resource's name.
+        resource: String,
+    },
+    /// Another call with the same key was running or queued.
+    Key {
+        /// The key, as its `Debug` output (truncated to 64 characters).
+        key: String,
+    },
+}
+
+impl fmt::Display for Busy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Busy::Resource { resource } => write!(f, "resource `{resource}` has no room"),
+            Busy::Key { key } => write!(f, "key {key} is busy"),
+        }
+    }
+}
+
+/// Why [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) refused its input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// No resource was declared; every operation needs at least one budget.
+    #[error("a runtime needs at least one resource; add one with `.resource(Resource::new(\"worker\", 4))`")]
+    NoResources,
+    /// A resource has an empty name.
+    #[error("a resource name must not be empty")]
+    EmptyName,
+    /// A resource has capacity 0, so nothing could ever run on it.
+    #[error("resource `{resource}` has capacity 0; a budget needs at least 1 unit")]
+    ZeroCapacity {
+        /// The resource's name.
+        resource: String,
+    },
+    /// Two resources share a name.
+    #[error("resource `{resource}` is declared twice; resource names must be unique")]
+    DuplicateResource {
+        /// The repeated name.
+        resource: String,
+    },
+}
+
+/// Why `Operation::bind` refused to bind a contract to a runtime.
+///
+/// `bind` runs the checks the compiler could not: resources named by string,
+/// units against this runtime's capacities, and shared key spaces.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BindError {
+    /// The contract names a resource this runtime does not declare.
+    #[error(
+        "operation `{operation}` uses resource `{resource}`, which this runtime does not declare{}",
+        suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+    )]
+    UnknownResource {
+        /// The operation's name.
+        operation: &'static str,
+        /// The name it used.
+        resource: &'static str,
+        /// The closest declared name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// The contract asks for more units than the resource's capacity, so no
+    /// call could ever be admitted.
+    #[error(
+        "operation `{operation}` needs {units} units of resource `{resource}`, \
+         but its capacity in this runtime is {capacity}"
+    )]
+    UnitsAboveCapacity {
+        /// The operation's name.
+        operation: &'static str,
+        /// The resource's name.
+        resource: &'static str,
+        /// Units one call asks for.
+        units: u32,
+        /// The resource's capacity in this runtime.
+        capacity: u32,
+    },
+    /// The contract names the same resource twice.
+    #[error("operation `{operation}` names resource `{resource}` twice; name it once with the total units")]
+    DuplicateResource {
+        /// The operation's name.
+        operation: &'static str,
+        /// The repeated name.
+        resource: &'static str,
+    },
+    /// The contract asks for 0 units of a resource.
+    #[error("operation `{operation}` asks for 0 units of resource `{resource}`; use at least 1")]
+    ZeroUnits {
+        /// The operation's name.
+        operation: &'static str,
+        /// The resource's name.
+        resource: &'static str,
+    },
+    /// Operations sharing a key scope serialize by different key types.
+    #[error(
+        "operation `{operation}` serializes by `{key_type}` in scope `{scope}`, \
+         but that scope is already keyed by `{existing}`; a scope needs one key type"
+    )]
+    ScopeKeyMismatch {
+        /// The operation's name.
+        operation: &'static str,
+        /// The shared scope.
+        scope: String,
+        /// This operation's key type.
+        key_type: &'static str,
+        /// The key type the scope was first bound with.
+        existing: &'static str,
+    },
+}

@@ -1,0 +1,130 @@
+//! Classifying what an attempt's error means: [`Classify`] and [`Failure`].
+
+use std::fmt;
+
+pub use herta_contract::{Admission, Effect, Outcome};
+
+/// How an error says what its failure means.
+///
+/// Implemented by [`Failure<E>`] and by `#[derive(herta::Classify)]` on your
+/// own error enums. The handler of an operation returns `Result<T, E>`; when
+/// `E: Classify` the runtime asks it for the [`Outcome`] of each failed
+/// attempt. An error type that does **not** implement `Classify` is treated as
+/// [`Outcome::Permanent`] and never retried: nobody vouched that repeating it
+/// is safe (the seed rule "silence means do not guess").
+///
+/// Returning [`Outcome::Success`] for an error is a bug in the classifier; the
+/// runtime treats it as [`Outcome::Permanent`].
+pub trait Classify {
+    /// The outcome of the attempt that produced this error.
+    fn outcome(&self) -> Outcome;
+}
+
+/// An error tagged with the [`Outcome`] of the attempt that produced it.
+///
+/// The handler is the code closest to the failure, so it says what the
+/// failure means:
+///
+/// ```
+/// use herta::{Failure, Outcome};
+///
+/// fn fetch(status: u16) -> Result<String, Failure<String>> {
+///     match status {
+///         200 => Ok("page".to_owned()),
+///         503 => Err(Failure::transient("upstream busy".to_owned())),
+///         _ => Err(Failure::permanent(format!("status {status}"))),
+///     }
+/// }
+/// assert_eq!(fetch(503).unwrap_err().outcome(), Outcome::Transient);
+/// ```
+///
+/// `Failure::new(Outcome::Success, e)` is normalized to
+/// [`Outcome::Permanent`]: an error that claims success is a bug, and a bug is
+/// never retried.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Failure<E> {
+    outcome: Outcome,
+    error: E,
+}
+
+impl<E> Failure<E> {
+    /// Tags `error` with `outcome` (`Success` becomes `Permanent`).
+    pub fn new(outcome: Outcome, error: E) -> Self {
+        let outcome = match outcome {
+            Outcome::Success => Outcome::Permanent,
+            other => other,
+        };
+        Failure { outcome, error }
+    }
+
+    /// The attempt did not take effect; trying again may succeed.
+    pub fn transient(error: E) -> Self {
+        Failure::new(Outcome::Transient, error)
+    }
+
+    /// The attempt may or may not have taken effect.
+    pub fn uncertain(error: E) -> Self {
+        Failure::new(Outcome::Uncertain, error)
+    }
+
+    /// Trying again will fail the same way.
+    pub fn permanent(error: E) -> Self {
+        Failure::new(Outcome::Permanent, error)
+    }
+
+    /// The work was refused for lack of capacity downstream.
+    pub fn throttled(error: E) -> Self {
+        Failure::new(Outcome::Throttled, error)
+    }
+
+    /// The outcome this failure was tagged with (never `Success`).
+    pub fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+
+    /// The wrapped error.
+    pub fn error(&self) -> &E {
+        &self.error
+    }
+
+    /// Unwraps the error, dropping the outcome.
+    pub fn into_error(self) -> E {
+        self.error
+    }
+}
+
+impl<E> Classify for Failure<E> {
+    fn outcome(&self) -> Outcome {
+        self.outcome
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for Failure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Failure")
+            .field("outcome", &self.outcome)
+            .field("error", &self.error)
+            .finish()
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for Failure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.error, self.outcome)
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for Failure<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// The outcome the runtime acts on: `Success` from a classifier means a bug and
+/// is read as `Permanent`.
+pub(crate) fn normalize(outcome: Outcome) -> Outcome {
+    match outcome {
+        Outcome::Success => Outcome::Permanent,
+        other => other,
+    }
+}
