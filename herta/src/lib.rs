@@ -81,7 +81,7 @@ pub use context::Context;
 pub use contract::{Contract, KeySpec, ResourceUse};
 pub use error::{BindError, Busy, ConfigError, Error};
 pub use herta_contract::{retry_verdict, RetryVerdict};
-//TMP pub use herta_macros::{operation, resources, Classify};
+pub use herta_macros::{operation, resources, Classify};
 pub use operation::Operation;
 pub use outcome::{Admission, Classify, Effect, Failure, Outcome};
 pub use resource::Resource;

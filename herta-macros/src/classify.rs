@@ -1,0 +1,134 @@
+//! `#[derive(Classify)]`: `#[outcome(Transient)]` on variants (or on the
+//! type) implements `herta::Classify`. Unannotated variants are `Permanent`.
+
+use herta_contract::Outcome;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Attribute, Data, DeriveInput, Fields, Ident, Meta};
+
+use crate::vocab::{self, error, OUTCOMES};
+
+/// The outcome named by the one `#[outcome(...)]` in `attrs`, if any.
+/// Errors (rule 12 and shape errors) go to `errors`.
+pub(crate) fn outcome_attr(
+    attrs: &[Attribute],
+    errors: &mut darling::error::Accumulator,
+) -> Option<Outcome> {
+    let mut found: Option<Outcome> = None;
+    let mut seen = false;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("outcome")) {
+        if seen {
+            errors.push(error(
+                attr.path().span(),
+                "`#[outcome(...)]` is given twice; an error has one outcome",
+                "remove one of them",
+            ));
+            continue;
+        }
+        seen = true;
+        let Meta::List(list) = &attr.meta else {
+            errors.push(error(
+                attr.path().span(),
+                "`#[outcome]` needs the outcome in parentheses",
+                "write `#[outcome(Transient)]`, `#[outcome(Uncertain)]`, `#[outcome(Permanent)]` or `#[outcome(Throttled)]`",
+            ));
+            continue;
+        };
+        let Some(word) = errors.handle(list.parse_args::<Ident>().map_err(|e| {
+            error(
+                e.span(),
+                "`#[outcome(...)]` takes one outcome name",
+                "write `#[outcome(Transient)]`, `#[outcome(Uncertain)]`, `#[outcome(Permanent)]` or `#[outcome(Throttled)]`",
+            )
+        })) else {
+            continue;
+        };
+        let text = word.to_string();
+        match vocab::outcome(&text) {
+            None => errors.push(vocab::unknown_word(word.span(), &text, OUTCOMES)),
+            Some(Outcome::Success) => errors.push(error(
+                word.span(),
+                "an error cannot be classified as `Success`",
+                "use the outcome that describes the failure: `Transient`, `Uncertain`, `Permanent` or `Throttled`",
+            )),
+            Some(outcome) => found = Some(outcome),
+        }
+    }
+    found
+}
+
+/// `#[outcome]` belongs on variants or the type, not on fields.
+fn no_field_attrs(fields: &Fields, errors: &mut darling::error::Accumulator) {
+    for field in fields {
+        for attr in field.attrs.iter().filter(|a| a.path().is_ident("outcome")) {
+            errors.push(error(
+                attr.path().span(),
+                "`#[outcome(...)]` goes on an enum variant or on the type, not on a field",
+                "move it to the variant this field belongs to",
+            ));
+        }
+    }
+}
+
+/// `#[derive(Classify)]`.
+pub(crate) fn derive(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut errors = darling::Error::accumulator();
+    let default = outcome_attr(&input.attrs, &mut errors);
+    let body = match &input.data {
+        Data::Struct(data) => {
+            no_field_attrs(&data.fields, &mut errors);
+            let outcome = outcome_tokens(default.unwrap_or(Outcome::Permanent));
+            quote!(#outcome)
+        }
+        Data::Enum(data) => {
+            let arms: Vec<TokenStream> = data
+                .variants
+                .iter()
+                .map(|variant| {
+                    no_field_attrs(&variant.fields, &mut errors);
+                    let outcome = outcome_attr(&variant.attrs, &mut errors)
+                        .or(default)
+                        .unwrap_or(Outcome::Permanent);
+                    let ident = &variant.ident;
+                    let outcome = outcome_tokens(outcome);
+                    quote!(Self::#ident { .. } => #outcome,)
+                })
+                .collect();
+            if arms.is_empty() {
+                quote!(match *self {})
+            } else {
+                quote!(match self { #(#arms)* })
+            }
+        }
+        Data::Union(data) => {
+            errors.push(error(
+                data.union_token.span,
+                "`#[derive(Classify)]` supports structs and enums, not unions",
+                "implement `herta::Classify` by hand",
+            ));
+            outcome_tokens(Outcome::Permanent)
+        }
+    };
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let errors = errors.finish().err().map(darling::Error::write_errors);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics ::herta::Classify for #ident #ty_generics #where_clause {
+            fn outcome(&self) -> ::herta::Outcome {
+                #body
+            }
+        }
+        #errors
+    }
+}
+
+fn outcome_tokens(outcome: Outcome) -> TokenStream {
+    let ident = Ident::new(outcome.name(), proc_macro2::Span::call_site());
+    quote!(::herta::Outcome::#ident)
+}

@@ -1,0 +1,215 @@
+//! `herta::resources! { pub WORKER: "worker" = 4; }`.
+//!
+//! Each entry becomes a `herta::Resource` constant. Errors (capacity 0, an
+//! empty name, a name or identifier declared twice) are reported together,
+//! spanned on the offending token, and every constant that can be emitted is
+//! still emitted, so uses elsewhere keep resolving.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Token, UnOp, Visibility};
+
+use crate::vocab::error;
+
+/// One `pub NAME: "name" = capacity;` entry.
+pub(crate) struct Entry {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub ident: Ident,
+    pub name: LitStr,
+    pub capacity: Expr,
+}
+
+impl Parse for Entry {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let ident: Ident = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected a resource declaration such as `pub WORKER: \"worker\" = 4;`\n\
+                 help: write `VISIBILITY IDENT: \"name\" = capacity;`",
+            )
+        })?;
+        if !input.peek(Token![:]) {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!(
+                    "resource `{ident}` needs a name: the string contracts and stats refer to it by\n\
+                     help: write `{ident}: \"{}\" = 4;`",
+                    ident.to_string().to_lowercase().replace('_', "-")
+                ),
+            ));
+        }
+        input.parse::<Token![:]>()?;
+        let name: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "expected the resource's name as a string\n\
+                     help: write `{ident}: \"{}\" = 4;`",
+                    ident.to_string().to_lowercase().replace('_', "-")
+                ),
+            )
+        })?;
+        if !input.peek(Token![=]) {
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "resource `{ident}` needs a capacity: how many units calls may hold at once\n\
+                     help: write `{ident}: {:?} = 4;`",
+                    name.value()
+                ),
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let capacity: Expr = input.parse()?;
+        Ok(Entry {
+            attrs,
+            vis,
+            ident,
+            name,
+            capacity,
+        })
+    }
+}
+
+/// Parses `;`-separated entries (the last `;` optional).
+fn entries(input: ParseStream<'_>) -> syn::Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    while !input.is_empty() {
+        entries.push(input.parse()?);
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![;]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected `;` after a resource declaration\nhelp: end each declaration with `;`",
+            )
+        })?;
+    }
+    Ok(entries)
+}
+
+/// Checks every entry; one error per problem.
+pub(crate) fn validate(entries: &[Entry]) -> Vec<darling::Error> {
+    let mut errors = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let earlier = &entries[..i];
+        if entry.name.value().trim().is_empty() {
+            errors.push(error(
+                entry.name.span(),
+                "a resource name cannot be empty: contracts, errors and stats refer to the resource by it",
+                format_args!(
+                    "name it, e.g. `{}: \"{}\" = ...`",
+                    entry.ident,
+                    entry.ident.to_string().to_lowercase().replace('_', "-")
+                ),
+            ));
+        } else if let Some(first) = earlier.iter().find(|e| e.name.value() == entry.name.value()) {
+            errors.push(error(
+                entry.name.span(),
+                format_args!(
+                    "the resource name {:?} is declared twice (also by `{}`); each resource has its own name",
+                    entry.name.value(),
+                    first.ident
+                ),
+                "rename one of them, or remove the second declaration",
+            ));
+        }
+        if earlier.iter().any(|e| e.ident == entry.ident) {
+            errors.push(error(
+                entry.ident.span(),
+                format_args!("the resource constant `{}` is declared twice", entry.ident),
+                "rename one of them, or remove the second declaration",
+            ));
+        }
+        match capacity(&entry.capacity) {
+            Capacity::Literal(0) => errors.push(error(
+                entry.capacity.span(),
+                format_args!("resource `{}` has capacity 0, so no call could ever hold it", entry.ident),
+                "give it a capacity of at least 1",
+            )),
+            Capacity::Negative(span) => errors.push(error(
+                span,
+                format_args!("resource `{}` has a negative capacity", entry.ident),
+                "give it a capacity of at least 1",
+            )),
+            Capacity::Literal(n) if n > u128::from(u32::MAX) => errors.push(error(
+                entry.capacity.span(),
+                format_args!("resource `{}` has a capacity above `u32::MAX`", entry.ident),
+                "use a capacity that fits in a `u32`",
+            )),
+            Capacity::Literal(_) | Capacity::Expression => {}
+        }
+    }
+    errors
+}
+
+enum Capacity {
+    Literal(u128),
+    Negative(Span),
+    /// A constant expression: checked by a `const` assertion.
+    Expression,
+}
+
+fn capacity(expr: &Expr) -> Capacity {
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => {
+            i.base10_parse().map_or(Capacity::Literal(u128::MAX), Capacity::Literal)
+        }
+        Expr::Unary(ExprUnary { op: UnOp::Neg(minus), expr, .. })
+            if matches!(&**expr, Expr::Lit(ExprLit { lit: Lit::Int(_), .. })) =>
+        {
+            Capacity::Negative(minus.span)
+        }
+        _ => Capacity::Expression,
+    }
+}
+
+/// `resources! { ... }`.
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let entries = match entries.parse2(input) {
+        Ok(entries) => entries,
+        Err(e) => return e.to_compile_error(),
+    };
+    let errors = validate(&entries);
+    let mut emitted: Vec<&Ident> = Vec::new();
+    let mut items = Vec::new();
+    for entry in &entries {
+        // A second constant with the same identifier would only add rustc's
+        // "defined multiple times" to the error above.
+        if emitted.contains(&&entry.ident) {
+            continue;
+        }
+        emitted.push(&entry.ident);
+        let Entry { attrs, vis, ident, name, capacity } = entry;
+        let check = matches!(self::capacity(capacity), Capacity::Expression).then(|| {
+            let message = format!(
+                "resources!: resource `{ident}` has capacity 0, so no call could ever hold it\n\
+                 help: give it a capacity of at least 1"
+            );
+            quote_spanned! {capacity.span()=>
+                const _: () = if #ident.capacity() == 0 { ::core::panic!(#message) };
+            }
+        });
+        let capacity = match self::capacity(capacity) {
+            Capacity::Literal(n) if n > u128::from(u32::MAX) => quote!(0),
+            Capacity::Negative(_) => quote!(0),
+            _ => quote!(#capacity),
+        };
+        items.push(quote! {
+            #(#attrs)*
+            #vis const #ident: ::herta::Resource = ::herta::Resource::new(#name, #capacity);
+            #check
+        });
+    }
+    let errors = (!errors.is_empty()).then(|| darling::Error::multiple(errors).write_errors());
+    quote! {
+        #(#items)*
+        #errors
+    }
+}

@@ -1,0 +1,129 @@
+//! Shutdown and drain (DESIGN §3: Shutdown, Stats).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{all_free, until, within, Probe};
+use herta::{Error, Failure, Resource, Runtime};
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = _key)]
+async fn hold(_key: u32, probe: Arc<Probe>) -> Result<(), Failure<String>> {
+    probe.hold().await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_refuses_new_calls_wakes_waiters_and_drains_running_ones() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("slots", 1))
+        .build()
+        .unwrap();
+    let op = Hold::bind(&rt).unwrap();
+    let probe = Probe::new();
+    let spawn = |key| {
+        let (op, probe) = (op.clone(), probe.clone());
+        tokio::spawn(async move { op.call(key, probe).await })
+    };
+    let running = spawn(1);
+    probe.entered(1).await;
+    let key_waiter = spawn(1); // waits for key 1
+    let budget_waiter = spawn(2); // waits for the budget
+    until(|| rt.stats().resource("slots").unwrap().waiting == 1 && rt.stats().in_flight == 3)
+        .await;
+
+    let shutdown = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.shutdown().await }
+    });
+    // Both waiters are withdrawn at once with Stopping.
+    for waiter in [key_waiter, budget_waiter] {
+        let err = within(waiter).await.unwrap().unwrap_err();
+        assert!(matches!(err, Error::Stopping { operation: "hold" }), "{err:?}");
+    }
+    // New calls are refused.
+    assert!(matches!(
+        op.call(3, probe.clone()).await,
+        Err(Error::Stopping { .. })
+    ));
+    // The running call is drained, not cancelled: shutdown waits for it.
+    common::settle().await;
+    assert!(!shutdown.is_finished(), "shutdown waits for the running call");
+    assert_eq!(probe.inside(), 1);
+    probe.open(1);
+    within(running).await.unwrap().unwrap();
+    within(shutdown).await.unwrap();
+
+    let stats = rt.stats();
+    assert_eq!(stats.admitted, 3);
+    assert_eq!(stats.finished, 3);
+    assert_eq!(stats.rejected, 3, "two withdrawn, one refused at the gate");
+    assert_eq!(stats.started, 1);
+    assert!(all_free(&rt));
+}
+
+#[tokio::test(start_paused = true)]
+async fn close_returns_at_once_and_shutdown_then_drains() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("slots", 1))
+        .build()
+        .unwrap();
+    let op = Hold::bind(&rt).unwrap();
+    let probe = Probe::new();
+    let running = tokio::spawn({
+        let (op, probe) = (op.clone(), probe.clone());
+        async move { op.call(1, probe).await }
+    });
+    probe.entered(1).await;
+    rt.close();
+    assert!(rt.is_closed());
+    assert_eq!(rt.stats().in_flight, 1);
+    probe.open(1);
+    within(rt.shutdown()).await;
+    assert!(within(running).await.unwrap().is_ok());
+    assert_eq!(rt.stats().in_flight, 0);
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 2), serialize_by = key)]
+async fn brief(key: u32) -> Result<u32, Failure<String>> {
+    tokio::task::yield_now().await;
+    Ok(key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn calls_racing_shutdown_keep_admitted_equal_to_finished() {
+    for round in 0..20u32 {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 4))
+            .build()
+            .unwrap();
+        let op = Brief::bind(&rt).unwrap();
+        let calls: Vec<_> = (0..64u32)
+            .map(|i| {
+                let op = op.clone();
+                tokio::spawn(async move { op.call(i % 8).await })
+            })
+            .collect();
+        for _ in 0..round {
+            tokio::task::yield_now().await;
+        }
+        tokio::time::timeout(std::time::Duration::from_secs(30), rt.shutdown())
+            .await
+            .expect("shutdown drained");
+        let (mut ok, mut stopping) = (0, 0);
+        for c in calls {
+            match c.await.unwrap() {
+                Ok(_) => ok += 1,
+                Err(Error::Stopping { .. }) => stopping += 1,
+                Err(other) => panic!("unexpected {other:?}"),
+            }
+        }
+        let s = rt.stats();
+        assert_eq!(s.admitted, s.finished, "round {round}: {s:?}");
+        assert!(s.started <= s.admitted);
+        assert_eq!(s.started, ok);
+        assert_eq!(ok + stopping, 64, "every call resolved");
+        assert_eq!(s.rejected, stopping);
+        assert!(all_free(&rt), "round {round}: {s:?}");
+    }
+}

@@ -1,0 +1,14 @@
+use herta::Failure;
+
+herta::resources! {
+    pub DB_WRITE: "db-write" = 4;
+}
+
+#[herta::operation(effect = Idempotent, resources(DB_WRIT = 1))]
+async fn replace(rows: Vec<u32>) -> Result<u64, Failure<String>> {
+    Ok(rows.len() as u64)
+}
+
+fn main() {
+    let _ = DB_WRITE;
+}

@@ -1,0 +1,13 @@
+use herta::Failure;
+
+pub struct Job {
+    pub id: u64,
+}
+
+#[herta::operation(effect = Idempotent, retry(on = Transient, max = 3))]
+async fn render(name: String, job: Job) -> Result<u64, Failure<String>> {
+    let _ = name;
+    Ok(job.id)
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use herta::Failure;
+
+herta::resources! {
+    pub DB_WRITE: "db-write" = 4;
+}
+
+#[herta::operation(effect = Idempotent, resources(DB_WRITE = 5))]
+async fn replace(rows: Vec<u32>) -> Result<u64, Failure<String>> {
+    Ok(rows.len() as u64)
+}
+
+fn main() {}
