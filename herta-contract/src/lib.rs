@@ -207,7 +207,10 @@ pub const RETRY_TABLE: [(Outcome, [(Effect, RetryVerdict); 3]); 5] = {
             [
                 (Effect::Pure, retry_verdict(Effect::Pure, o)),
                 (Effect::Idempotent, retry_verdict(Effect::Idempotent, o)),
-                (Effect::NonIdempotent, retry_verdict(Effect::NonIdempotent, o)),
+                (
+                    Effect::NonIdempotent,
+                    retry_verdict(Effect::NonIdempotent, o),
+                ),
             ],
         )
     }

@@ -9,8 +9,10 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ItemFn, ReturnType, Type};
 
-use crate::parse::{self, Handler, ResourceKey};
-use crate::validate::{self, Contract};
+use crate::contract::Contract;
+use crate::handler::{self, Handler};
+use crate::parse::{self, ResourceKey};
+use crate::validate;
 use crate::vocab::error;
 
 /// `#[herta::operation(args)] item`.
@@ -26,7 +28,7 @@ pub(crate) fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
         let errors = errors.finish().err().map(darling::Error::write_errors);
         return quote! { #item #errors };
     };
-    let handler = parse::handler(item_fn);
+    let handler = handler::handler(item_fn);
     let contract = validate::contract(&attr, &handler, &mut errors);
     let errors = errors.finish().err().map(darling::Error::write_errors);
     let function = &handler.item;
@@ -48,8 +50,9 @@ struct Wrapper<'a> {
     contract: &'a Contract,
     ident: &'a Ident,
     cfgs: Vec<&'a Attribute>,
-    /// `<T as HandlerOutput>::Ok` and `::Err`, or `()` / `Infallible` when
-    /// the function returns nothing (already an error).
+    /// `T` and `E` of a `Result<T, E>` return type (through
+    /// `HandlerOutput` for aliases such as `io::Result<T>`), or `()` and
+    /// `Infallible` when the function returns no `Result` (an error already).
     ok: TokenStream,
     err: TokenStream,
     key: Key,
@@ -67,20 +70,30 @@ struct Key {
 impl<'a> Wrapper<'a> {
     fn new(handler: &'a Handler, contract: &'a Contract) -> Self {
         let (ok, err) = match &handler.item.sig.output {
-            ReturnType::Type(_, ty) => {
-                let span = ty.span();
-                (
-                    quote_spanned!(span=> <#ty as ::herta::__private::HandlerOutput>::Ok),
-                    quote_spanned!(span=> <#ty as ::herta::__private::HandlerOutput>::Err),
-                )
-            }
-            ReturnType::Default => (quote!(()), quote!(::core::convert::Infallible)),
+            ReturnType::Type(_, ty) if contract.returns_result => match result_args(ty) {
+                // `Result<T, E>` as written: the docs show `T` and `E`. Were
+                // it an odd alias, `call`'s body would not type-check.
+                Some((t, e)) => (t.to_token_stream(), e.to_token_stream()),
+                None => {
+                    let span = ty.span();
+                    (
+                        quote_spanned!(span=> <#ty as ::herta::__private::HandlerOutput>::Ok),
+                        quote_spanned!(span=> <#ty as ::herta::__private::HandlerOutput>::Err),
+                    )
+                }
+            },
+            _ => (quote!(()), quote!(::core::convert::Infallible)),
         };
         Wrapper {
             handler,
             contract,
             ident: &contract.wrapper,
-            cfgs: handler.item.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect(),
+            cfgs: handler
+                .item
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("cfg"))
+                .collect(),
             ok,
             err,
             key: key(handler, contract),
@@ -90,8 +103,22 @@ impl<'a> Wrapper<'a> {
     fn expand(&self) -> TokenStream {
         let Wrapper { ident, cfgs, .. } = self;
         let vis = &self.handler.item.vis;
-        let docs = self.handler.item.attrs.iter().filter(|a| a.path().is_ident("doc"));
-        let contract_doc = self.contract_doc().into_iter().map(|line| quote!(#[doc = #line]));
+        let docs = self
+            .handler
+            .item
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("doc"));
+        let deprecated = self
+            .handler
+            .item
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("deprecated"));
+        let contract_doc = self
+            .contract_doc()
+            .into_iter()
+            .map(|line| quote!(#[doc = #line]));
         let key_ty = &self.key.ty;
         let name = &self.contract.name;
         let contract = self.contract_const();
@@ -103,19 +130,25 @@ impl<'a> Wrapper<'a> {
                 const __HERTA_RESOURCES: [::herta::Resource; #count] = [#(#paths),*];
             }
         });
-        let methods = if self.contract.callable { self.methods() } else { self.stub_methods() };
+        let methods = if self.contract.callable {
+            self.methods()
+        } else {
+            self.stub_methods()
+        };
         let operation_impl = self.operation_impl();
         let checks = self.checks();
         quote! {
             #(#cfgs)*
             #(#docs)*
             #(#contract_doc)*
-            #[derive(Clone)]
+            #(#deprecated)*
+            #[derive(::core::clone::Clone)]
             #vis struct #ident {
                 bound: ::herta::__private::Bound<#key_ty>,
             }
 
             #(#cfgs)*
+            #[allow(deprecated)]
             impl #ident {
                 /// The operation's name, used in errors, stats and `bind` checks.
                 pub const NAME: &'static str = #name;
@@ -130,6 +163,7 @@ impl<'a> Wrapper<'a> {
 
             #(#cfgs)*
             #[automatically_derived]
+            #[allow(deprecated)]
             impl ::core::fmt::Debug for #ident {
                 fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                     f.debug_struct(::core::stringify!(#ident))
@@ -186,7 +220,10 @@ impl<'a> Wrapper<'a> {
             });
         let (retry_on, max) = match &contract.retry {
             Some(retry) => {
-                let on = retry.on.iter().map(|o| Ident::new(o.name(), Span::call_site()));
+                let on = retry
+                    .on
+                    .iter()
+                    .map(|o| Ident::new(o.name(), Span::call_site()));
                 (quote!(#(::herta::Outcome::#on),*), retry.max)
             }
             None => (TokenStream::new(), 1),
@@ -245,8 +282,22 @@ impl<'a> Wrapper<'a> {
         let types: Vec<&Type> = handler.params.iter().map(|p| &p.ty).collect();
         let key_ty = &self.key.ty;
         let key_value = &self.key.value;
-        let context = if handler.has_context { quote!(__herta_ctx,) } else { TokenStream::new() };
-        let context_param = if handler.has_context { quote!(__herta_ctx) } else { quote!(_) };
+        let context = if handler.has_context {
+            quote!(__herta_ctx,)
+        } else {
+            TokenStream::new()
+        };
+        let context_param = if handler.has_context {
+            quote!(__herta_ctx)
+        } else {
+            quote!(_)
+        };
+        // `Bound`'s methods need a key type that is `KeyBound` (rule 8): a
+        // type that is not fails there, spanned on the key parameter's type.
+        let span = self.key.span.unwrap_or_else(Span::call_site);
+        let bind = quote_spanned!(span=> ::herta::__private::Bound::<#key_ty>::bind);
+        let call_once = quote_spanned!(span=> ::herta::__private::Bound::<#key_ty>::call_once);
+        let call = quote_spanned!(span=> ::herta::__private::Bound::<#key_ty>::call);
         let describe_key = match self.contract.key {
             Some(_) => quote! {
                 use ::herta::__private::{DescribeViaDebug as _, DescribeViaType as _};
@@ -263,23 +314,24 @@ impl<'a> Wrapper<'a> {
                     quote_spanned!(ty.span()=> let #name = ::herta::__private::retry_arg::<#ty>(&#name);)
                 });
                 quote! {
-                    self.bound
-                        .call(__herta_key, Self::__herta_classify, |#context_param: ::herta::Context| {
-                            #(#clones)*
-                            #function(#context #(#names),*)
-                        })
-                        .await
-                }
-            }
-            None => quote! {
-                self.bound
-                    .call_once(__herta_key, Self::__herta_classify, move |#context_param: ::herta::Context| {
+                    #call(&self.bound, __herta_key, Self::__herta_classify, |#context_param: ::herta::Context| {
+                        #(#clones)*
                         #function(#context #(#names),*)
                     })
                     .await
+                }
+            }
+            None => quote! {
+                #call_once(&self.bound, __herta_key, Self::__herta_classify, move |#context_param: ::herta::Context| {
+                    #function(#context #(#names),*)
+                })
+                .await
             },
         };
-        let call_doc = self.call_doc().into_iter().map(|line| quote!(#[doc = #line]));
+        let call_doc = self
+            .call_doc()
+            .into_iter()
+            .map(|line| quote!(#[doc = #line]));
         quote! {
             /// Checks the contract against `runtime` and binds the operation to it.
             ///
@@ -290,8 +342,7 @@ impl<'a> Wrapper<'a> {
             /// holds, or if a shared `serialize_by` scope is already keyed by
             /// another type.
             pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
-                ::herta::__private::Bound::bind(runtime, &Self::CONTRACT, Self::__herta_describe_key)
-                    .map(|bound| Self { bound })
+                #bind(runtime, &Self::CONTRACT, Self::__herta_describe_key).map(|bound| Self { bound })
             }
 
             #(#call_doc)*
@@ -354,12 +405,19 @@ impl<'a> Wrapper<'a> {
         {
             return None;
         }
-        let Wrapper { ident, cfgs, ok, err, .. } = self;
+        let Wrapper {
+            ident,
+            cfgs,
+            ok,
+            err,
+            ..
+        } = self;
         let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
         let types: Vec<&Type> = handler.params.iter().map(|p| &p.ty).collect();
         Some(quote! {
             #(#cfgs)*
             #[automatically_derived]
+            #[allow(deprecated)]
             impl ::herta::Operation for #ident {
                 const NAME: &'static str = #ident::NAME;
                 const CONTRACT: ::herta::Contract = #ident::CONTRACT;
@@ -385,12 +443,12 @@ impl<'a> Wrapper<'a> {
     }
 
     /// Compile-time assertions rustc checks: a constant resource has room for
-    /// the units (rule 6), names no resource listed twice (rule 7), and the
-    /// key type can be a key (rule 8).
+    /// the units (rule 6) and names no resource listed twice (rule 7).
     fn checks(&self) -> TokenStream {
         let Wrapper { ident, cfgs, .. } = self;
         let names = self.resource_names();
         let mut assertions = Vec::new();
+        let mut compares_names = false;
         let mut path_index = 0usize;
         for (i, r) in self.contract.resources.iter().enumerate() {
             if let ResourceKey::Path(path) = &r.key {
@@ -405,14 +463,18 @@ impl<'a> Wrapper<'a> {
                 path_index += 1;
                 assertions.push(quote_spanned! {r.units_span=>
                     if #units > #ident::__HERTA_RESOURCES[#index].capacity() {
-                        ::core::panic!(#message)
+                        ::core::panic!("{}", #message)
                     }
                 });
             }
             for (j, earlier) in self.contract.resources[..i].iter().enumerate() {
-                if matches!((&r.key, &earlier.key), (ResourceKey::Name(_), ResourceKey::Name(_))) {
+                if matches!(
+                    (&r.key, &earlier.key),
+                    (ResourceKey::Name(_), ResourceKey::Name(_))
+                ) {
                     continue; // the macro compared those already
                 }
+                compares_names = true;
                 let (a, b) = (&names[j], &names[i]);
                 let message = format!(
                     "{} and {} are the same resource, named twice in `resources(...)`; a call holds each resource once\n\
@@ -422,15 +484,13 @@ impl<'a> Wrapper<'a> {
                 );
                 assertions.push(quote_spanned! {r.key.span()=>
                     if __herta_same_name(#a, #b) {
-                        ::core::panic!(#message)
+                        ::core::panic!("{}", #message)
                     }
                 });
             }
         }
-        let resources = (!assertions.is_empty()).then(|| {
+        let same_name = compares_names.then(|| {
             quote! {
-                #(#cfgs)*
-                const _: () = {
                     const fn __herta_same_name(a: &str, b: &str) -> bool {
                         let (a, b) = (a.as_bytes(), b.as_bytes());
                         if a.len() != b.len() {
@@ -445,21 +505,19 @@ impl<'a> Wrapper<'a> {
                         }
                         true
                     }
+            }
+        });
+        let resources = (!assertions.is_empty()).then(|| {
+            quote! {
+                #(#cfgs)*
+                #[allow(deprecated)]
+                const _: () = {
+                    #same_name
                     #(#assertions)*
                 };
             }
         });
-        let key = self.key.span.map(|span| {
-            let key_ty = &self.key.ty;
-            quote_spanned! {span=>
-                #(#cfgs)*
-                const _: () = {
-                    fn __herta_key_bound<K: ::herta::__private::KeyBound>() {}
-                    let _ = __herta_key_bound::<#key_ty>;
-                };
-            }
-        });
-        quote!(#resources #key)
+        resources.unwrap_or_default()
     }
 
     /// The `# Contract` section of the wrapper's documentation.
@@ -478,17 +536,25 @@ impl<'a> Wrapper<'a> {
         let resources: Vec<String> = contract
             .resources
             .iter()
-            .map(|r| format!("`{}` × {}", r.key.display(), r.units))
+            .map(|r| format!("`{}` × {}", r.key.source(), r.units))
             .collect();
         lines.push(format!(
             "- **resources**: {}",
-            if resources.is_empty() { "none".to_owned() } else { resources.join(", ") }
+            if resources.is_empty() {
+                "none".to_owned()
+            } else {
+                resources.join(", ")
+            }
         ));
         lines.push(format!("- **admission**: `{}`", contract.admission));
         lines.push(match &contract.retry {
             Some(retry) => {
                 let on: Vec<String> = retry.on.iter().map(|o| format!("`{o}`")).collect();
-                format!("- **retry**: on {}, at most {} attempts", on.join(", "), retry.max)
+                format!(
+                    "- **retry**: on {}, at most {} attempts",
+                    on.join(", "),
+                    retry.max
+                )
             }
             None => "- **retry**: none (one attempt)".to_owned(),
         });
@@ -518,9 +584,12 @@ impl<'a> Wrapper<'a> {
             None => "one attempt".to_owned(),
         };
         vec![
-            format!("Calls `{function}` under the contract: admission, key, budgets, then {attempts}."),
+            format!(
+                "Calls `{function}` under the contract: admission, key, budgets, then {attempts}."
+            ),
             String::new(),
-            "Dropping the returned future releases everything the call holds or waits for.".to_owned(),
+            "Dropping the returned future releases everything the call holds or waits for."
+                .to_owned(),
             String::new(),
             "# Errors".to_owned(),
             String::new(),
@@ -532,9 +601,30 @@ impl<'a> Wrapper<'a> {
     }
 }
 
+/// `T` and `E` of a return type written `Result<T, E>` (any path ending so).
+fn result_args(ty: &Type) -> Option<(&Type, &Type)> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if p.qself.is_some() || last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    match (types.next(), types.next(), types.next()) {
+        (Some(Some(t)), Some(Some(e)), None) => Some((t, e)),
+        _ => None,
+    }
+}
+
 /// The key type and value for `serialize_by`, or `NoKey`.
 fn key(handler: &Handler, contract: &Contract) -> Key {
-    let Some(key) = &contract.key else {
+    // Stubs never compute a key: the parameter types may not even resolve.
+    let Some(key) = contract.key.as_ref().filter(|_| contract.callable) else {
         return Key {
             ty: quote!(::herta::__private::NoKey),
             value: quote!(::core::option::Option::None),
@@ -557,27 +647,29 @@ fn key(handler: &Handler, contract: &Contract) -> Key {
     }
 }
 
-/// A type with no reference and no lifetime but `'static`: usable in
-/// `Operation::Args`.
+/// A type with no lifetime but `'static` (so no elided reference either):
+/// usable in `Operation::Args`.
 fn owned(ty: &Type) -> bool {
     fn scan(tokens: TokenStream) -> bool {
-        let mut lifetime = false;
-        for token in tokens {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            let next_is = |offset: usize, text: &str| {
+                tokens
+                    .get(i + offset)
+                    .is_some_and(|t| t.to_string() == text)
+            };
             match token {
-                TokenTree::Punct(p) if p.as_char() == '&' => return false,
-                TokenTree::Punct(p) if p.as_char() == '\'' => lifetime = true,
-                TokenTree::Ident(i) if lifetime => {
-                    if i != "static" {
-                        return false;
-                    }
-                    lifetime = false;
+                // `&'static T` is owned enough; `&T` and `&'a T` are not.
+                TokenTree::Punct(p)
+                    if p.as_char() == '&' && !(next_is(1, "'") && next_is(2, "static")) =>
+                {
+                    return false;
                 }
-                TokenTree::Group(g) => {
-                    if !scan(g.stream()) {
-                        return false;
-                    }
+                TokenTree::Punct(p) if p.as_char() == '\'' && !next_is(1, "static") => {
+                    return false
                 }
-                _ => lifetime = false,
+                TokenTree::Group(g) if !scan(g.stream()) => return false,
+                _ => {}
             }
         }
         true

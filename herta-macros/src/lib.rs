@@ -5,19 +5,22 @@
 //!
 //! The crate is laid out like `thiserror-impl` and `tracing-attributes`:
 //!
-//! * [`parse`] reads the attribute (with `darling`) and the function into a
-//!   loosely typed, fully spanned model and reports shape errors;
-//! * [`validate`] applies the contract rules of herta's design (§5), one
+//! * `parse` reads the attribute (with `darling`) into a loosely typed,
+//!   fully spanned model and reports shape errors; `handler` reads the
+//!   function;
+//! * `validate` applies the contract rules of herta's design (§5), one
 //!   function per rule, accumulating every error with the span of the
-//!   offending token, and resolves a best-effort contract;
-//! * [`expand`] generates the wrapper type with `quote`.
+//!   offending token; `contract` resolves a best-effort contract;
+//! * `expand` generates the wrapper type with `quote`.
 //!
-//! [`resources`](mod@resources) and [`classify`] implement the other two macros.
+//! `resources` and `classify` implement the other two macros.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod classify;
+mod contract;
 mod expand;
+mod handler;
 mod parse;
 mod resources;
 mod validate;
@@ -25,23 +28,148 @@ mod vocab;
 
 use proc_macro::TokenStream;
 
-/// Declares an execution contract for an `async fn` and generates its wrapper
-/// type. See `herta::operation` for the full documentation.
+/// Declares the execution contract of an `async fn` and generates its
+/// wrapper type.
+///
+/// ```ignore
+/// use herta::{Context, Failure};
+///
+/// herta::resources! {
+///     pub DB_WRITE: "db-write" = 4;
+/// }
+///
+/// /// Replace one brand's rows.
+/// #[herta::operation(
+///     effect = Idempotent,                       // required: Pure | Idempotent | NonIdempotent
+///     resources("worker" = 1, DB_WRITE = 3),     // budgets one call holds, by name or constant
+///     admission = Wait,                          // Wait (default) | Reject
+///     retry(on = [Transient, Uncertain], max = 3),
+///     timeout = "2s",                            // per attempt: "250ms", "2s", "1m", "1h"
+///     serialize_by(brand, scope = "catalogue"),  // or `serialize_by = brand`
+/// )]
+/// pub async fn replace_catalogue(ctx: Context, brand: String, rows: Vec<Row>) -> Result<u64, DbError> {
+///     # todo!()
+/// }
+///
+/// let op = ReplaceCatalogue::bind(&runtime)?;
+/// let replaced = op.call("acme".to_owned(), rows).await?;
+/// ```
+///
+/// # Keys
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `effect` | `Pure`, `Idempotent` or `NonIdempotent` | **required** |
+/// | `resources(...)` | `"name" = units` (checked at `bind`) or `CONSTANT = units` (a `herta::Resource`; a typo or units above its capacity are compile errors) | none |
+/// | `admission` | `Wait` or `Reject` | `Wait` |
+/// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (at least 2) | no retry |
+/// | `timeout` | a whole number and `ms`, `s`, `m` or `h`, from 1 ms to 1 hour | none |
+/// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations | none |
+/// | `name` | the operation name in errors and stats | the function's name |
+/// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
+///
+/// # What it generates
+///
+/// The function is kept exactly as written. Next to it, with the same
+/// visibility and `cfg`, comes a wrapper type (`replace_catalogue` →
+/// `ReplaceCatalogue`) documented with the function's docs and the contract.
+/// It is `Clone` (cheaply), `Send`, `Sync` and `Debug`, and has:
+///
+/// - `NAME: &'static str` and `CONTRACT: herta::Contract`;
+/// - `bind(&herta::Runtime) -> Result<Self, herta::BindError>`;
+/// - `async fn call(&self, <the parameters>) -> Result<T, herta::Error<E>>`,
+///   where the function returns `Result<T, E>` (or an alias such as
+///   `io::Result<T>`). A first parameter of type `herta::Context` is passed
+///   by the runtime and is not a parameter of `call`;
+/// - an implementation of `herta::Operation` when every parameter of `call`
+///   is owned (no borrowed parameter), with `Args` the tuple of them.
+///
+/// A `serialize_by` parameter of type `T` keys calls by `T::to_owned()` (a
+/// `&str` parameter keys by `String`); the key type must be
+/// `Hash + Eq + Send + Sync + 'static`. With `retry`, every attempt gets a
+/// clone of each parameter, so the parameters must be `Clone`.
+///
+/// # Compile errors
+///
+/// Unsafe or meaningless contracts are compile errors on the offending token,
+/// each stating the rule and a `help:` line with the fix; all of them are
+/// reported at once, and the wrapper type is generated anyway, so code using
+/// it shows no further errors:
+///
+/// 1. `effect` missing;
+/// 2. an unknown effect, outcome, admission mode or key (with "did you mean");
+/// 3. `NonIdempotent` with `retry(on = Uncertain)`;
+/// 4. retrying `Throttled`, `Success` or `Permanent`;
+/// 5. `retry(max = 0)`, `retry(max = 1)`, `on` missing or empty;
+/// 6. resource units 0, negative, or above a constant resource's capacity;
+/// 7. a resource named twice;
+/// 8. `serialize_by` naming no parameter, or a key type that is not
+///    `Hash + Eq + Send + Sync + 'static`;
+/// 9. `retry` with a parameter that is not `Clone`;
+/// 10. a `timeout` that does not parse, is zero or exceeds one hour (a
+///     longer per-attempt timeout is almost always a unit slip);
+/// 11. not an `async fn`, no `Result` return type, type or const
+///     parameters, `impl Trait` parameters, `self`, `unsafe fn`, a
+///     `Context` that is not the first parameter, or a key written twice.
+///
+/// Rules 3 and 4 read the effect × outcome table of `herta-contract`, the
+/// same table the runtime checks before every retry.
 #[proc_macro_attribute]
 pub fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::operation(args.into(), item.into()).into()
 }
 
-/// Declares named budgets as `herta::Resource` constants. See
-/// `herta::resources!` for the full documentation.
+/// Declares named budgets as `herta::Resource` constants.
+///
+/// ```ignore
+/// herta::resources! {
+///     /// Render slots shared by every render call.
+///     pub WORKER: "worker" = 4;
+///     /// Connections to the primary database.
+///     pub(crate) DB_WRITE: "db-write" = POOL_SIZE + 1;
+/// }
+/// // pub const WORKER: herta::Resource = herta::Resource::new("worker", 4); ...
+/// ```
+///
+/// Each entry is `attributes visibility IDENT: "name" = capacity;` (the last
+/// `;` is optional). The capacity is a `u32` constant expression. Compile
+/// errors: a capacity of 0 (also for constant expressions), an empty name,
+/// and a name or identifier declared twice.
+///
+/// Contracts can then name a resource by its constant, `resources(WORKER =
+/// 1)`, so a typo is a rustc error and units above the capacity a compile
+/// error.
 #[proc_macro]
 pub fn resources(input: TokenStream) -> TokenStream {
     resources::expand(input.into()).into()
 }
 
-/// Implements `herta::Classify` from `#[outcome(...)]` attributes. See
-/// `herta::Classify` for the full documentation.
+/// Implements `herta::Classify` from `#[outcome(...)]` attributes.
+///
+/// ```ignore
+/// #[derive(Debug, herta::Classify)]
+/// enum DbError {
+///     #[outcome(Transient)]
+///     Busy,
+///     #[outcome(Uncertain)]
+///     LostReply { sent: u64 },
+///     Corrupt(String), // no attribute: Permanent, never retried
+/// }
+///
+/// #[derive(Debug, herta::Classify)]
+/// #[outcome(Transient)] // on the type: the outcome of every variant without one
+/// struct ConnectionReset;
+/// ```
+///
+/// A variant without `#[outcome(...)]` takes the type's `#[outcome(...)]`,
+/// or else is **`Permanent`**: herta never retries what nobody classified.
+/// The outcomes are `Transient`, `Uncertain`, `Permanent` and `Throttled`;
+/// an unknown name (with "did you mean"), `Success`, a repeated
+/// `#[outcome]` or one on a field is a compile error.
 #[proc_macro_derive(Classify, attributes(outcome))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {
     classify::derive(input.into()).into()
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,10 +8,11 @@
 use darling::ast::NestedMeta;
 use darling::error::Accumulator;
 use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt as _;
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, ExprUnary, FnArg, Ident, ItemFn, Lit, LitInt, LitStr, Meta, Pat, Token, Type, UnOp};
+use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitInt, LitStr, Meta, Token, UnOp};
 
 use crate::vocab::error;
 
@@ -46,6 +47,12 @@ pub(crate) struct Attr {
     pub unknown_keys: Vec<UnknownKey>,
     /// The second (third, ...) occurrence of a key (rule 11).
     pub duplicate_keys: Vec<DuplicateKey>,
+    /// The arguments did not parse at all (already reported): rules about
+    /// what is missing stay quiet.
+    pub unreadable: bool,
+    /// Every known key written, as `key` or `retry.key`, even when its value
+    /// was unreadable: rules about missing keys stay quiet for them.
+    pub written: Vec<String>,
 }
 
 /// A key that is not part of the contract syntax.
@@ -71,6 +78,7 @@ pub(crate) struct ResourceEntry {
 
 /// A resource named by string (checked at `bind`) or by path to a constant
 /// declared with `herta::resources!` (checked by rustc).
+#[derive(Clone)]
 pub(crate) enum ResourceKey {
     Name(LitStr),
     Path(syn::Path),
@@ -133,7 +141,6 @@ pub(crate) struct Retry {
 
 /// `on = Transient` or `on = [Transient, Uncertain]`.
 pub(crate) struct OnList {
-    pub keyword: Ident,
     pub outcomes: Vec<Ident>,
     /// The brackets of a list form, for "empty list" errors.
     pub brackets: Option<Span>,
@@ -145,38 +152,38 @@ pub(crate) struct SerializeBy {
     pub scope: Option<LitStr>,
 }
 
-/// The function the attribute is on.
-pub(crate) struct Handler {
-    pub item: ItemFn,
-    /// Whether the first parameter is the `Context`, passed by `call`.
-    pub has_context: bool,
-    /// The other parameters, in order: the parameters of `call`.
-    pub params: Vec<Param>,
-}
-
-/// One parameter of `call`.
-pub(crate) struct Param {
-    /// The name `call` gives it (the function's own where possible).
-    pub name: Ident,
-    /// The identifier the function binds it to, if it is a plain binding.
-    pub declared: Option<Ident>,
-    pub ty: Type,
-}
-
 /// Reads the attribute's arguments, reporting shape errors to `errors`.
 pub(crate) fn attr(args: TokenStream, errors: &mut Accumulator) -> Attr {
     let mut attr = Attr::default();
-    let Some(items) = errors.handle(NestedMeta::parse_meta_list(args).map_err(Into::into)) else {
-        return attr;
+    let items = match NestedMeta::parse_meta_list(args) {
+        Ok(items) => items,
+        Err(e) => {
+            errors.push(error(
+                e.span(),
+                e,
+                "write the contract as comma-separated `key = value` items, e.g. `effect = Idempotent, resources(\"worker\" = 1)`",
+            ));
+            attr.unreadable = true;
+            return attr;
+        }
     };
     let mut seen: Vec<String> = Vec::new();
     for item in items {
-        let Some(meta) = meta_item(item, "`#[herta::operation(...)]`", "effect = Idempotent", errors)
-        else {
+        let Some(meta) = meta_item(
+            item,
+            "`#[herta::operation(...)]`",
+            "effect = Idempotent",
+            errors,
+        ) else {
             continue;
         };
-        let Some(key) = key_of(&meta, "`#[herta::operation(...)]`", KEYS, &mut seen, &mut attr)
-        else {
+        let Some(key) = key_of(
+            &meta,
+            "`#[herta::operation(...)]`",
+            KEYS,
+            &mut seen,
+            &mut attr,
+        ) else {
             continue;
         };
         match key.to_string().as_str() {
@@ -189,7 +196,7 @@ pub(crate) fn attr(args: TokenStream, errors: &mut Accumulator) -> Attr {
             "timeout" => attr.timeout = errors.handle(timeout(&meta)),
             "serialize_by" => attr.serialize_by = serialize_by(&meta, errors, &mut attr),
             "name" => attr.name = errors.handle(string(&meta, "name", "\"render_page\"")),
-            "wrapper" => attr.wrapper = errors.handle(word(&meta, "wrapper", "RenderPage")),
+            "wrapper" => attr.wrapper = errors.handle(type_name(&meta)),
             _ => unreachable!("every key of KEYS is handled"),
         }
     }
@@ -197,7 +204,12 @@ pub(crate) fn attr(args: TokenStream, errors: &mut Accumulator) -> Attr {
 }
 
 /// A nested item must be `key = value` or `key(...)`, not a bare literal.
-fn meta_item(item: NestedMeta, within: &str, example: &str, errors: &mut Accumulator) -> Option<Meta> {
+fn meta_item(
+    item: NestedMeta,
+    within: &str,
+    example: &str,
+    errors: &mut Accumulator,
+) -> Option<Meta> {
     match item {
         NestedMeta::Meta(meta) => Some(meta),
         NestedMeta::Lit(lit) => {
@@ -231,6 +243,12 @@ fn key_of(
         return None;
     };
     let name = ident.to_string();
+    if known.contains(&name.as_str()) {
+        attr.written.push(match within {
+            "`retry(...)`" => format!("retry.{name}"),
+            _ => name.clone(),
+        });
+    }
     if !known.contains(&name.as_str()) {
         attr.unknown_keys.push(UnknownKey {
             name,
@@ -283,8 +301,14 @@ fn word(meta: &Meta, key: &str, example: &str) -> darling::Result<Ident> {
                 format_args!("write `{key} = {example}`"),
             ))
         }
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
-            let shown = if s.value().is_empty() { example.to_owned() } else { s.value() };
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => {
+            let shown = if s.value().is_empty() {
+                example.to_owned()
+            } else {
+                s.value()
+            };
             Err(error(
                 s.span(),
                 format_args!("`{key}` takes a name, not a string"),
@@ -299,10 +323,26 @@ fn word(meta: &Meta, key: &str, example: &str) -> darling::Result<Ident> {
     }
 }
 
+/// `wrapper = RenderPage`: an identifier, not a path.
+fn type_name(meta: &Meta) -> darling::Result<Ident> {
+    match value_of(meta, "wrapper", "RenderPage")? {
+        Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+            Ok(p.path.get_ident().cloned().expect("checked"))
+        }
+        other => Err(error(
+            other.span(),
+            "`wrapper` takes the name of the type to generate",
+            "write `wrapper = RenderPage`; it is declared next to the function",
+        )),
+    }
+}
+
 /// `key = "text"`.
 fn string(meta: &Meta, key: &str, example: &str) -> darling::Result<LitStr> {
     match value_of(meta, key, example)? {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s.clone()),
         other => Err(error(
             other.span(),
             format_args!("`{key}` takes a string"),
@@ -314,8 +354,12 @@ fn string(meta: &Meta, key: &str, example: &str) -> darling::Result<LitStr> {
 /// `timeout = "2s"`; the text is checked by rule 10.
 fn timeout(meta: &Meta) -> darling::Result<LitStr> {
     match value_of(meta, "timeout", "\"2s\"")? {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => Err(error(
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Err(error(
             i.span(),
             "`timeout` needs a unit: a bare number could mean milliseconds or seconds",
             format_args!("write `timeout = \"{}ms\"` or `timeout = \"{}s\"`", i, i),
@@ -340,7 +384,15 @@ fn resources(meta: &Meta) -> darling::Result<Vec<ResourceEntry>> {
             ))
         }
     };
-    let entries = Punctuated::<ResourceEntry, Token![,]>::parse_terminated.parse2(list.tokens.clone())?;
+    let entries = Punctuated::<ResourceEntry, Token![,]>::parse_terminated
+        .parse2(list.tokens.clone())
+        .map_err(|e| {
+            if e.to_string().contains("\nhelp: ") {
+                e.into()
+            } else {
+                error(e.span(), &e, "write `resources(\"worker\" = 1, DB_WRITE = 2)`: resources and their units, separated by commas")
+            }
+        })?;
     Ok(entries.into_iter().collect())
 }
 
@@ -348,7 +400,7 @@ impl syn::parse::Parse for ResourceEntry {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let key = if input.peek(LitStr) {
             ResourceKey::Name(input.parse()?)
-        } else if input.peek(Ident) || input.peek(Token![::]) {
+        } else if input.peek(Ident::peek_any) || input.peek(Token![::]) {
             ResourceKey::Path(input.call(syn::Path::parse_mod_style)?)
         } else {
             return Err(input.error(
@@ -382,12 +434,23 @@ impl syn::parse::Parse for ResourceEntry {
 
 fn units(expr: &Expr) -> Result<Units, ()> {
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => Ok(Units {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Ok(Units {
             value: UnitsValue::Count(i.base10_parse().map_err(|_| ())?),
             span: i.span(),
         }),
-        Expr::Unary(ExprUnary { op: UnOp::Neg(minus), expr, .. })
-            if matches!(&**expr, Expr::Lit(ExprLit { lit: Lit::Int(_), .. })) =>
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(minus),
+            expr,
+            ..
+        }) if matches!(
+            &**expr,
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(_),
+                ..
+            })
+        ) =>
         {
             Ok(Units {
                 value: UnitsValue::Negative,
@@ -398,6 +461,11 @@ fn units(expr: &Expr) -> Result<Units, ()> {
         Expr::Group(g) => units(&g.expr),
         _ => Err(()),
     }
+}
+
+/// The items of `key(...)`; a syntax error gets `help`.
+fn nested(list: &syn::MetaList, help: &str) -> darling::Result<Vec<NestedMeta>> {
+    NestedMeta::parse_meta_list(list.tokens.clone()).map_err(|e| error(e.span(), &e, help))
 }
 
 /// `retry(on = ..., max = ...)`.
@@ -411,7 +479,7 @@ fn retry(meta: &Meta, keyword: &Ident, errors: &mut Accumulator, attr: &mut Attr
         ));
         return None;
     };
-    let items = errors.handle(NestedMeta::parse_meta_list(list.tokens.clone()).map_err(Into::into))?;
+    let items = errors.handle(nested(list, "write `retry(on = Transient, max = 3)`"))?;
     let mut retry = Retry {
         keyword: keyword.clone(),
         on: None,
@@ -426,7 +494,7 @@ fn retry(meta: &Meta, keyword: &Ident, errors: &mut Accumulator, attr: &mut Attr
             continue;
         };
         if key == "on" {
-            retry.on = errors.handle(on_list(&meta, key));
+            retry.on = errors.handle(on_list(&meta));
         } else {
             retry.max = errors.handle(max(&meta));
         }
@@ -434,17 +502,26 @@ fn retry(meta: &Meta, keyword: &Ident, errors: &mut Accumulator, attr: &mut Attr
     Some(retry)
 }
 
-fn on_list(meta: &Meta, keyword: Ident) -> darling::Result<OnList> {
+fn on_list(meta: &Meta) -> darling::Result<OnList> {
     let value = value_of(meta, "on", "Transient")?;
     let (items, brackets): (Vec<&Expr>, _) = match value {
-        Expr::Array(array) => (array.elems.iter().collect(), Some(array.bracket_token.span.join())),
+        Expr::Array(array) => (
+            array.elems.iter().collect(),
+            Some(array.bracket_token.span.join()),
+        ),
         single => (vec![single], None),
     };
     let mut errors = darling::Error::accumulator();
     let mut outcomes = Vec::new();
     for item in items {
         match item {
-            Expr::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.arguments.is_empty()) => {
+            Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path
+                        .segments
+                        .last()
+                        .is_some_and(|s| s.arguments.is_empty()) =>
+            {
                 outcomes.push(p.path.segments.last().expect("checked").ident.clone());
             }
             other => errors.push(error(
@@ -454,16 +531,14 @@ fn on_list(meta: &Meta, keyword: Ident) -> darling::Result<OnList> {
             )),
         }
     }
-    errors.finish_with(OnList {
-        keyword,
-        outcomes,
-        brackets,
-    })
+    errors.finish_with(OnList { outcomes, brackets })
 }
 
 fn max(meta: &Meta) -> darling::Result<LitInt> {
     match value_of(meta, "max", "3")? {
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => Ok(i.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Ok(i.clone()),
         other => Err(error(
             other.span(),
             "`max` takes an integer: the most attempts, the first one included",
@@ -475,14 +550,19 @@ fn max(meta: &Meta) -> darling::Result<LitInt> {
 /// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue")`.
 fn serialize_by(meta: &Meta, errors: &mut Accumulator, attr: &mut Attr) -> Option<SerializeBy> {
     const WITHIN: &str = "`serialize_by(...)`";
-    const HELP: &str = "write `serialize_by = brand` or `serialize_by(brand, scope = \"catalogue\")`";
+    const HELP: &str =
+        "write `serialize_by = brand` or `serialize_by(brand, scope = \"catalogue\")`";
     match meta {
         Meta::NameValue(nv) => match &nv.value {
-            Expr::Path(p) if p.path.get_ident().is_some() && p.qself.is_none() => Some(SerializeBy {
-                param: p.path.get_ident().cloned().expect("checked"),
-                scope: None,
-            }),
-            Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+            Expr::Path(p) if p.path.get_ident().is_some() && p.qself.is_none() => {
+                Some(SerializeBy {
+                    param: p.path.get_ident().cloned().expect("checked"),
+                    scope: None,
+                })
+            }
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => {
                 errors.push(error(
                     s.span(),
                     "`serialize_by` takes a parameter name, not a string",
@@ -491,16 +571,24 @@ fn serialize_by(meta: &Meta, errors: &mut Accumulator, attr: &mut Attr) -> Optio
                 None
             }
             other => {
-                errors.push(error(other.span(), "`serialize_by` takes the name of one parameter", HELP));
+                errors.push(error(
+                    other.span(),
+                    "`serialize_by` takes the name of one parameter",
+                    HELP,
+                ));
                 None
             }
         },
         Meta::Path(path) => {
-            errors.push(error(path.span(), "`serialize_by` needs the parameter to serialize by", HELP));
+            errors.push(error(
+                path.span(),
+                "`serialize_by` needs the parameter to serialize by",
+                HELP,
+            ));
             None
         }
         Meta::List(list) => {
-            let items = errors.handle(NestedMeta::parse_meta_list(list.tokens.clone()).map_err(Into::into))?;
+            let items = errors.handle(nested(list, HELP))?;
             let mut param: Option<Ident> = None;
             let mut scope = None;
             let mut seen = Vec::new();
@@ -539,50 +627,6 @@ fn serialize_by(meta: &Meta, errors: &mut Accumulator, attr: &mut Attr) -> Optio
     }
 }
 
-/// Reads the function: which parameter is the context, and what `call` takes.
-pub(crate) fn handler(item: ItemFn) -> Handler {
-    let mut has_context = false;
-    let mut params = Vec::new();
-    for (index, arg) in item.sig.inputs.iter().enumerate() {
-        let FnArg::Typed(arg) = arg else {
-            continue; // `self`: rule 11
-        };
-        if index == 0 && is_context(&arg.ty) {
-            has_context = true;
-            continue;
-        }
-        let declared = match &*arg.pat {
-            Pat::Ident(p) => Some(p.ident.clone()),
-            _ => None,
-        };
-        let name = match (&*arg.pat, &declared) {
-            // `call` can reuse the name unless it would shadow the function it calls.
-            (Pat::Ident(p), Some(ident)) if p.subpat.is_none() && *ident != item.sig.ident => ident.clone(),
-            _ => Ident::new(&format!("__herta_arg{index}"), arg.pat.span()),
-        };
-        params.push(Param {
-            name,
-            declared,
-            ty: (*arg.ty).clone(),
-        });
-    }
-    Handler {
-        item,
-        has_context,
-        params,
-    }
-}
-
-/// A type whose path ends in `Context`: `Context`, `herta::Context`.
-pub(crate) fn is_context(ty: &Type) -> bool {
-    match ty {
-        Type::Path(p) => p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Context"),
-        Type::Group(g) => is_context(&g.elem),
-        Type::Paren(p) => is_context(&p.elem),
-        _ => false,
-    }
-}
-
 /// A path as written, without spaces: `crate::DB_WRITE`.
 pub(crate) fn path_text(path: &syn::Path) -> String {
     let mut text = String::new();
@@ -592,6 +636,26 @@ pub(crate) fn path_text(path: &syn::Path) -> String {
     let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     text.push_str(&segments.join("::"));
     text
+}
+
+/// Tokens as a person writes them: `Vec<u8>`, not `Vec < u8 >`.
+pub(crate) fn pretty(tokens: &impl quote::ToTokens) -> String {
+    let text = tokens.to_token_stream().to_string();
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let prev = if i > 0 { chars[i - 1] } else { ' ' };
+            let next = chars.get(i + 1).copied().unwrap_or(' ');
+            if matches!(prev, '<' | '&' | ':' | '(' | '[' | '\'')
+                || matches!(next, '<' | '>' | ',' | ':' | ')' | ']')
+            {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The span of the whole attribute, for the only error with no better token.

@@ -77,7 +77,7 @@ impl Parse for Entry {
 }
 
 /// Parses `;`-separated entries (the last `;` optional).
-fn entries(input: ParseStream<'_>) -> syn::Result<Vec<Entry>> {
+pub(crate) fn entries(input: ParseStream<'_>) -> syn::Result<Vec<Entry>> {
     let mut entries = Vec::new();
     while !input.is_empty() {
         entries.push(input.parse()?);
@@ -109,7 +109,10 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<darling::Error> {
                     entry.ident.to_string().to_lowercase().replace('_', "-")
                 ),
             ));
-        } else if let Some(first) = earlier.iter().find(|e| e.name.value() == entry.name.value()) {
+        } else if let Some(first) = earlier
+            .iter()
+            .find(|e| e.name.value() == entry.name.value())
+        {
             errors.push(error(
                 entry.name.span(),
                 format_args!(
@@ -130,7 +133,10 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<darling::Error> {
         match capacity(&entry.capacity) {
             Capacity::Literal(0) => errors.push(error(
                 entry.capacity.span(),
-                format_args!("resource `{}` has capacity 0, so no call could ever hold it", entry.ident),
+                format_args!(
+                    "resource `{}` has capacity 0, so no call could ever hold it",
+                    entry.ident
+                ),
                 "give it a capacity of at least 1",
             )),
             Capacity::Negative(span) => errors.push(error(
@@ -158,11 +164,22 @@ enum Capacity {
 
 fn capacity(expr: &Expr) -> Capacity {
     match expr {
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => {
-            i.base10_parse().map_or(Capacity::Literal(u128::MAX), Capacity::Literal)
-        }
-        Expr::Unary(ExprUnary { op: UnOp::Neg(minus), expr, .. })
-            if matches!(&**expr, Expr::Lit(ExprLit { lit: Lit::Int(_), .. })) =>
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i
+            .base10_parse()
+            .map_or(Capacity::Literal(u128::MAX), Capacity::Literal),
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(minus),
+            expr,
+            ..
+        }) if matches!(
+            &**expr,
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(_),
+                ..
+            })
+        ) =>
         {
             Capacity::Negative(minus.span)
         }
@@ -186,7 +203,13 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             continue;
         }
         emitted.push(&entry.ident);
-        let Entry { attrs, vis, ident, name, capacity } = entry;
+        let Entry {
+            attrs,
+            vis,
+            ident,
+            name,
+            capacity,
+        } = entry;
         let check = matches!(self::capacity(capacity), Capacity::Expression).then(|| {
             let message = format!(
                 "resources!: resource `{ident}` has capacity 0, so no call could ever hold it\n\

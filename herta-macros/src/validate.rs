@@ -9,70 +9,26 @@
 //! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
 //! must be `Hash + Eq + Send + Sync + 'static`) and the capacity half of
 //! rule 6 (units above a constant resource's capacity) need types or
-//! constant values, so they are emitted by [`expand`](crate::expand) as
-//! spanned trait and `const` assertions for rustc to check. Rule 12 is in
-//! [`classify`](crate::classify).
+//! constant values, so [`expand`](crate::expand) leaves them to rustc, with
+//! the offending token's span: a `retry_arg::<T>` call per parameter, the
+//! key type in `Bound::<K>::bind`, a `const` assertion per constant
+//! resource. Rule 12 is in [`classify`](crate::classify).
 
-use herta_contract::{retry_verdict, Admission, Effect, Outcome, RetryVerdict};
-use proc_macro2::Span;
-use quote::format_ident;
+use herta_contract::{retry_verdict, Effect, Outcome, RetryVerdict};
 use syn::spanned::Spanned;
 use syn::{FnArg, GenericParam, Ident, ReturnType, Type};
 
-use crate::parse::{Attr, Handler, OnList, ResourceEntry, ResourceKey, UnitsValue};
+use crate::contract::{parse_timeout, Contract, TimeoutError};
+use crate::handler::{self as h, Handler};
+use crate::parse::{Attr, OnList, ResourceEntry, ResourceKey, UnitsValue};
 use crate::vocab::{self, did_you_mean, error, list, ADMISSIONS, EFFECTS, OUTCOMES};
 
-/// The longest per-attempt timeout a contract may declare (rule 10).
-///
-/// A per-attempt timeout above an hour is almost always a unit slip
-/// (`"90m"` meant as seconds) and is never what an in-process retry budget
-/// wants; an operation that truly runs longer declares no timeout.
-pub(crate) const MAX_TIMEOUT_MS: u64 = 60 * 60 * 1000;
-
-/// The resolved contract: what `expand` generates from. Invalid parts fall
-/// back to harmless values; the errors were reported already.
-pub(crate) struct Contract {
-    pub name: String,
-    pub wrapper: Ident,
-    pub effect: Effect,
-    pub admission: Admission,
-    pub resources: Vec<Resource>,
-    pub retry: Option<RetryPolicy>,
-    pub timeout: Option<Timeout>,
-    pub key: Option<Key>,
-    /// The function is an `async fn` that `call` can invoke as written.
-    /// When `false`, `expand` generates stubs that only keep the wrapper's
-    /// signatures.
-    pub callable: bool,
-    /// The function is a method (`self`): no wrapper type can be generated
-    /// inside an `impl` block, so only the function is emitted.
-    pub is_method: bool,
-}
-
-pub(crate) struct Resource {
-    pub key: ResourceKey,
-    pub units: u32,
-    pub units_span: Span,
-}
-
-pub(crate) struct RetryPolicy {
-    pub on: Vec<Outcome>,
-    pub max: u32,
-}
-
-pub(crate) struct Timeout {
-    pub millis: u64,
-    pub text: String,
-}
-
-pub(crate) struct Key {
-    /// Index into `Handler::params`.
-    pub param: usize,
-    pub scope: Option<String>,
-}
-
 /// Applies every rule, pushing errors to `errors`, and resolves the contract.
-pub(crate) fn contract(attr: &Attr, handler: &Handler, errors: &mut darling::error::Accumulator) -> Contract {
+pub(crate) fn contract(
+    attr: &Attr,
+    handler: &Handler,
+    errors: &mut darling::error::Accumulator,
+) -> Contract {
     let rules = [
         rule_1_effect_required(attr),
         rule_2_unknown_words(attr),
@@ -85,20 +41,23 @@ pub(crate) fn contract(attr: &Attr, handler: &Handler, errors: &mut darling::err
         rule_10_timeout(attr),
         rule_11_handler_shape(handler),
         rule_11_duplicate_keys(attr),
-        names(attr),
+        name_not_empty(attr),
     ];
     for error in rules.into_iter().flatten() {
         errors.push(error);
     }
-    resolve(attr, handler)
+    crate::contract::resolve(attr, handler)
 }
 
 /// Rule 1: `effect` is required; herta never guesses whether repeating is safe.
 pub(crate) fn rule_1_effect_required(attr: &Attr) -> Vec<darling::Error> {
     // A misspelt or duplicate `effect` is reported by rules 2 and 11 instead.
-    let mentioned = attr.effect.is_some()
-        || attr.unknown_keys.iter().any(|k| did_you_mean(&k.name, &["effect"]).is_some())
-        || attr.duplicate_keys.iter().any(|k| k.ident == "effect");
+    let mentioned = attr.unreadable
+        || attr.written.iter().any(|k| k == "effect")
+        || attr
+            .unknown_keys
+            .iter()
+            .any(|k| did_you_mean(&k.name, &["effect"]).is_some());
     if mentioned {
         return Vec::new();
     }
@@ -131,12 +90,20 @@ pub(crate) fn rule_2_unknown_words(attr: &Attr) -> Vec<darling::Error> {
     }
     if let Some(word) = &attr.admission {
         if vocab::admission(&word.to_string()).is_none() {
-            errors.push(vocab::unknown_word(word.span(), &word.to_string(), ADMISSIONS));
+            errors.push(vocab::unknown_word(
+                word.span(),
+                &word.to_string(),
+                ADMISSIONS,
+            ));
         }
     }
     for word in retry_outcome_words(attr) {
         if vocab::outcome(&word.to_string()).is_none() {
-            errors.push(vocab::unknown_word(word.span(), &word.to_string(), OUTCOMES));
+            errors.push(vocab::unknown_word(
+                word.span(),
+                &word.to_string(),
+                OUTCOMES,
+            ));
         }
     }
     errors
@@ -158,7 +125,11 @@ pub(crate) fn rule_4_never_retried_outcomes(attr: &Attr) -> Vec<darling::Error> 
 
 fn forbidden_retries(attr: &Attr, applies: impl Fn(Outcome) -> bool) -> Vec<darling::Error> {
     // Without a known effect the table cannot be read; rules 1 and 2 report that.
-    let Some(effect) = attr.effect.as_ref().and_then(|w| vocab::effect(&w.to_string())) else {
+    let Some(effect) = attr
+        .effect
+        .as_ref()
+        .and_then(|w| vocab::effect(&w.to_string()))
+    else {
         return Vec::new();
     };
     let mut errors = Vec::new();
@@ -170,11 +141,15 @@ fn forbidden_retries(attr: &Attr, applies: impl Fn(Outcome) -> bool) -> Vec<darl
             continue;
         }
         if let RetryVerdict::Forbidden(reason) = retry_verdict(effect, outcome) {
-            let never = Effect::ALL.iter().all(|&e| !retry_verdict(e, outcome).is_allowed());
+            let never = Effect::ALL
+                .iter()
+                .all(|&e| !retry_verdict(e, outcome).is_allowed());
             let rule = if never {
                 format!("`{outcome}` is never retried: {reason}")
             } else {
-                format!("an operation with `effect = {effect}` must not retry `{outcome}`: {reason}")
+                format!(
+                    "an operation with `effect = {effect}` must not retry `{outcome}`: {reason}"
+                )
             };
             errors.push(error(word.span(), rule, retry_fix(effect, outcome)));
         }
@@ -198,7 +173,7 @@ fn retry_fix(effect: Effect, outcome: Outcome) -> String {
             "remove `Throttled` from `on` ({retryable}); to wait for herta's budgets instead of failing fast, use `admission = Wait`"
         ),
         Outcome::Permanent => format!(
-            "remove `Permanent` from `on` ({retryable}); if this failure can pass, classify it as `Transient`"
+            "remove `Permanent` from `on` ({retryable}); if the failure can go away on its own, classify it as `Transient`"
         ),
         _ => format!("remove `{outcome}` from `on` ({retryable})"),
     }
@@ -210,15 +185,27 @@ pub(crate) fn rule_5_retry_attempts(attr: &Attr) -> Vec<darling::Error> {
         return Vec::new();
     };
     let mut errors = Vec::new();
-    let named = |key: &str| attr.unknown_keys.iter().any(|k| k.within == "`retry(...)`" && did_you_mean(&k.name, &[key]).is_some())
-        || attr.duplicate_keys.iter().any(|k| k.ident == key && k.within == "`retry(...)`");
+    // A key written with an unreadable value, or misspelt, is reported already.
+    let named = |key: &str| {
+        attr.written
+            .iter()
+            .any(|k| k.strip_prefix("retry.") == Some(key))
+            || attr
+                .unknown_keys
+                .iter()
+                .any(|k| k.within == "`retry(...)`" && did_you_mean(&k.name, &[key]).is_some())
+    };
     match &retry.on {
         None if !named("on") => errors.push(error(
             retry.keyword.span(),
             "`retry(...)` must say which outcomes to retry",
             "add `on = Transient` (or `on = [Transient, Uncertain]`)",
         )),
-        Some(OnList { outcomes, brackets: Some(brackets), .. }) if outcomes.is_empty() => {
+        Some(OnList {
+            outcomes,
+            brackets: Some(brackets),
+            ..
+        }) if outcomes.is_empty() => {
             errors.push(error(
                 *brackets,
                 "`retry(on = [])` lists no outcome, so nothing would ever be retried",
@@ -310,11 +297,16 @@ pub(crate) fn rule_6_units(attr: &Attr) -> Vec<darling::Error> {
 pub(crate) fn rule_7_resource_once(attr: &Attr) -> Vec<darling::Error> {
     let mut errors = Vec::new();
     for (i, entry) in attr.resources.iter().enumerate() {
-        if attr.resources[..i].iter().any(|e| e.key.same_as(&entry.key)) {
+        if attr.resources[..i]
+            .iter()
+            .any(|e| e.key.same_as(&entry.key))
+        {
             let shown = entry.key.display();
             errors.push(error(
                 entry.key.span(),
-                format_args!("{shown} is named twice in `resources(...)`; a call holds each resource once"),
+                format_args!(
+                    "{shown} is named twice in `resources(...)`; a call holds each resource once"
+                ),
                 "merge the two entries into one with the total units",
             ));
         }
@@ -338,18 +330,26 @@ pub(crate) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
         }
     }
     let function = &handler.item.sig.ident;
-    if handler.has_context && context_ident(handler).is_some_and(|c| c == by.param) {
+    if handler.has_context && h::context_ident(handler).is_some_and(|c| c == by.param) {
         errors.push(error(
             by.param.span(),
-            format_args!("`serialize_by` cannot use `{}`: it is the `Context`, not an argument of the call", by.param),
+            format_args!(
+                "`serialize_by` cannot use `{}`: it is the `Context`, not an argument of the call",
+                by.param
+            ),
             "serialize by one of the call's parameters",
         ));
         return errors;
     }
-    if key_param(handler, &by.param).is_some() {
+    if h::key_param(handler, &by.param).is_some() {
         return errors;
     }
-    let names: Vec<String> = handler.params.iter().filter_map(|p| p.declared.as_ref()).map(Ident::to_string).collect();
+    let names: Vec<String> = handler
+        .params
+        .iter()
+        .filter_map(|p| p.declared.as_ref())
+        .map(Ident::to_string)
+        .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     if names.is_empty() {
         errors.push(error(
@@ -365,8 +365,16 @@ pub(crate) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
         list(&names, "and")
     );
     errors.push(match did_you_mean(&by.param.to_string(), &names) {
-        Some(close) => error(by.param.span(), rule, format_args!("did you mean `{close}`?")),
-        None => error(by.param.span(), rule, "serialize by one of those parameters"),
+        Some(close) => error(
+            by.param.span(),
+            rule,
+            format_args!("did you mean `{close}`?"),
+        ),
+        None => error(
+            by.param.span(),
+            rule,
+            "serialize by one of those parameters",
+        ),
     });
     errors
 }
@@ -397,40 +405,6 @@ pub(crate) fn rule_10_timeout(attr: &Attr) -> Vec<darling::Error> {
     }
 }
 
-/// Why a timeout string was refused (rule 10).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum TimeoutError {
-    Unparsable,
-    Zero,
-    TooLong,
-}
-
-/// `"250ms"`, `"2s"`, `"1m"`, `"1h"` → milliseconds.
-pub(crate) fn parse_timeout(text: &str) -> Result<u64, TimeoutError> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let (number, unit) = text.split_at(digits);
-    if number.is_empty() {
-        return Err(TimeoutError::Unparsable);
-    }
-    let scale: u64 = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(TimeoutError::Unparsable),
-    };
-    let millis = number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or(TimeoutError::TooLong)?;
-    match millis {
-        0 => Err(TimeoutError::Zero),
-        m if m > MAX_TIMEOUT_MS => Err(TimeoutError::TooLong),
-        m => Ok(m),
-    }
-}
-
 /// Rule 11: an `async fn` returning a value, with no type parameters, no `self`.
 pub(crate) fn rule_11_handler_shape(handler: &Handler) -> Vec<darling::Error> {
     let sig = &handler.item.sig;
@@ -450,12 +424,21 @@ pub(crate) fn rule_11_handler_shape(handler: &Handler) -> Vec<darling::Error> {
             "make the function safe and keep the `unsafe` block inside it",
         ));
     }
-    if let ReturnType::Default = sig.output {
-        errors.push(error(
+    match &sig.output {
+        ReturnType::Default => errors.push(error(
             sig.paren_token.span.close(),
             format_args!("an operation must return `Result<T, E>`, and `{name}` returns nothing"),
-            "return `Result<T, E>`; the error tells herta what failed (see `herta::Classify`)",
-        ));
+            "return `Result<(), E>`; the error tells herta what failed and whether to retry (see `herta::Classify`)",
+        )),
+        ReturnType::Type(_, ty) if !h::may_be_result(ty) => {
+            let shown = crate::parse::pretty(ty);
+            errors.push(error(
+                ty.span(),
+                format_args!("an operation must return `Result<T, E>`, and `{name}` returns `{shown}`"),
+                format_args!("return `Result<{shown}, E>`; the error tells herta what failed and whether to retry (see `herta::Classify`)"),
+            ));
+        }
+        ReturnType::Type(..) => {}
     }
     for param in &sig.generics.params {
         let (span, what) = match param {
@@ -477,7 +460,7 @@ pub(crate) fn rule_11_handler_shape(handler: &Handler) -> Vec<darling::Error> {
                 "make it a free `async fn` and pass the value as a parameter",
             )),
             FnArg::Typed(arg) => {
-                if let Some(span) = impl_trait(&arg.ty) {
+                if let Some(span) = h::impl_trait(&arg.ty) {
                     errors.push(error(
                         span,
                         "an operation cannot take `impl Trait` parameters: its wrapper type is one concrete type",
@@ -492,19 +475,21 @@ pub(crate) fn rule_11_handler_shape(handler: &Handler) -> Vec<darling::Error> {
 }
 
 /// The `Context` is the first parameter, by value.
-fn context_position(handler: &Handler) -> Vec<darling::Error> {
+pub(crate) fn context_position(handler: &Handler) -> Vec<darling::Error> {
     let mut errors = Vec::new();
     for (index, arg) in handler.item.sig.inputs.iter().enumerate() {
         let FnArg::Typed(arg) = arg else { continue };
         match &*arg.ty {
-            Type::Reference(r) if crate::parse::is_context(&r.elem) && is_herta_context_or_first(&r.elem, index) => {
+            Type::Reference(r)
+                if h::is_context(&r.elem) && is_herta_context_or_first(&r.elem, index) =>
+            {
                 errors.push(error(
                     r.and_token.span,
                     "an operation takes its `Context` by value, not by reference",
                     "remove the `&`: `Context` is `Copy`",
                 ));
             }
-            ty if index > 0 && is_herta_path(ty) => errors.push(error(
+            ty if index > 0 && h::is_herta_path(ty) => errors.push(error(
                 ty.span(),
                 "the `Context` must be the first parameter of an operation",
                 "move it first: `async fn op(ctx: herta::Context, ...)`",
@@ -516,14 +501,7 @@ fn context_position(handler: &Handler) -> Vec<darling::Error> {
 }
 
 fn is_herta_context_or_first(ty: &Type, index: usize) -> bool {
-    index == 0 || is_herta_path(ty)
-}
-
-/// `herta::Context` or `::herta::Context`, spelled out.
-fn is_herta_path(ty: &Type) -> bool {
-    let Type::Path(p) = ty else { return false };
-    let segments: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-    segments == ["herta", "Context"]
+    index == 0 || h::is_herta_path(ty)
 }
 
 /// Rule 11: each key appears once.
@@ -533,15 +511,18 @@ pub(crate) fn rule_11_duplicate_keys(attr: &Attr) -> Vec<darling::Error> {
         .map(|key| {
             error(
                 key.ident.span(),
-                format_args!("`{}` is given twice in {}; each key appears once", key.ident, key.within),
+                format_args!(
+                    "`{}` is given twice in {}; each key appears once",
+                    key.ident, key.within
+                ),
                 "remove one of them",
             )
         })
         .collect()
 }
 
-/// `name` and `wrapper` overrides must be usable.
-pub(crate) fn names(attr: &Attr) -> Vec<darling::Error> {
+/// A `name` override names something.
+pub(crate) fn name_not_empty(attr: &Attr) -> Vec<darling::Error> {
     let mut errors = Vec::new();
     if let Some(name) = &attr.name {
         if name.value().trim().is_empty() {
@@ -555,141 +536,9 @@ pub(crate) fn names(attr: &Attr) -> Vec<darling::Error> {
     errors
 }
 
-/// The best-effort contract; invalid parts fall back without errors.
-fn resolve(attr: &Attr, handler: &Handler) -> Contract {
-    let sig = &handler.item.sig;
-    let fn_name = sig.ident.unraw().to_string();
-    let retry = attr.retry.as_ref().map(|retry| {
-        let effect = attr.effect.as_ref().and_then(|w| vocab::effect(&w.to_string()));
-        let mut on: Vec<Outcome> = Vec::new();
-        for word in retry.on.iter().flat_map(|on| &on.outcomes) {
-            if let Some(outcome) = vocab::outcome(&word.to_string()) {
-                let allowed = effect.is_some_and(|e| retry_verdict(e, outcome).is_allowed());
-                if allowed && !on.contains(&outcome) {
-                    on.push(outcome);
-                }
-            }
-        }
-        let max = retry.max.as_ref().and_then(|m| m.base10_parse::<u32>().ok()).unwrap_or(1).max(1);
-        RetryPolicy { on, max }
-    });
-    Contract {
-        name: attr
-            .name
-            .as_ref()
-            .map(|n| n.value())
-            .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| fn_name.clone()),
-        wrapper: attr
-            .wrapper
-            .clone()
-            .unwrap_or_else(|| format_ident!("{}", upper_camel(&fn_name), span = sig.ident.span())),
-        effect: attr
-            .effect
-            .as_ref()
-            .and_then(|w| vocab::effect(&w.to_string()))
-            .unwrap_or(Effect::NonIdempotent),
-        admission: attr
-            .admission
-            .as_ref()
-            .and_then(|w| vocab::admission(&w.to_string()))
-            .unwrap_or_default(),
-        resources: attr
-            .resources
-            .iter()
-            .enumerate()
-            .filter(|(i, e)| !attr.resources[..*i].iter().any(|p| p.key.same_as(&e.key)))
-            .map(|(_, e)| Resource {
-                key: clone_key(&e.key),
-                units: match e.units.value {
-                    UnitsValue::Count(n) => u32::try_from(n).unwrap_or(u32::MAX).max(1),
-                    UnitsValue::Negative => 1,
-                },
-                units_span: e.units.span,
-            })
-            .collect(),
-        retry,
-        timeout: attr.timeout.as_ref().and_then(|lit| {
-            let text = lit.value();
-            parse_timeout(&text).ok().map(|millis| Timeout { millis, text })
-        }),
-        key: attr.serialize_by.as_ref().and_then(|by| {
-            key_param(handler, &by.param).map(|param| Key {
-                param,
-                scope: by.scope.as_ref().map(|s| s.value()).filter(|s| !s.trim().is_empty()),
-            })
-        }),
-        callable: sig.asyncness.is_some()
-            && sig.unsafety.is_none()
-            && !matches!(sig.output, ReturnType::Default)
-            && !sig.generics.params.iter().any(|p| !matches!(p, GenericParam::Lifetime(_)))
-            && sig.receiver().is_none()
-            && context_position(handler).is_empty()
-            && !sig.inputs.iter().any(|a| matches!(a, FnArg::Typed(t) if impl_trait(&t.ty).is_some())),
-        is_method: sig.receiver().is_some(),
-    }
-}
-
-fn clone_key(key: &ResourceKey) -> ResourceKey {
-    match key {
-        ResourceKey::Name(n) => ResourceKey::Name(n.clone()),
-        ResourceKey::Path(p) => ResourceKey::Path(p.clone()),
-    }
-}
-
-fn key_param(handler: &Handler, name: &Ident) -> Option<usize> {
-    handler.params.iter().position(|p| p.declared.as_ref() == Some(name))
-}
-
-fn context_ident(handler: &Handler) -> Option<Ident> {
-    match handler.item.sig.inputs.first()? {
-        FnArg::Typed(arg) => match &*arg.pat {
-            syn::Pat::Ident(p) => Some(p.ident.clone()),
-            _ => None,
-        },
-        FnArg::Receiver(_) => None,
-    }
-}
-
 fn retry_outcome_words(attr: &Attr) -> impl Iterator<Item = &Ident> {
-    attr.retry.iter().flat_map(|r| r.on.iter()).flat_map(|on| &on.outcomes)
+    attr.retry
+        .iter()
+        .flat_map(|r| r.on.iter())
+        .flat_map(|on| &on.outcomes)
 }
-
-/// The span of an `impl Trait` anywhere in `ty`.
-fn impl_trait(ty: &Type) -> Option<Span> {
-    fn scan(tokens: proc_macro2::TokenStream) -> Option<Span> {
-        for token in tokens {
-            match token {
-                proc_macro2::TokenTree::Ident(i) if i == "impl" => return Some(i.span()),
-                proc_macro2::TokenTree::Group(g) => {
-                    if let Some(span) = scan(g.stream()) {
-                        return Some(span);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
-    }
-    scan(quote::ToTokens::to_token_stream(ty))
-}
-
-/// `replace_catalogue` → `ReplaceCatalogue`.
-pub(crate) fn upper_camel(snake: &str) -> String {
-    let camel: String = snake
-        .split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            let first = chars.next().expect("non-empty").to_uppercase();
-            first.chain(chars).collect::<String>()
-        })
-        .collect();
-    if camel.is_empty() || camel.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("Op{camel}")
-    } else {
-        camel
-    }
-}
-
-use syn::ext::IdentExt as _;

@@ -17,8 +17,14 @@ pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a
     let word = word.to_lowercase();
     candidates
         .iter()
-        .map(|&c| (c, strsim::jaro_winkler(&word, &c.to_lowercase())))
-        .filter(|&(_, score)| score >= 0.8)
+        .filter_map(|&c| {
+            let candidate = c.to_lowercase();
+            let score = strsim::jaro_winkler(&word, &candidate);
+            // Short words: one edit away is a typo whatever the score.
+            let close = score >= 0.8
+                || (candidate.len() >= 3 && strsim::damerau_levenshtein(&word, &candidate) <= 1);
+            close.then_some((c, score))
+        })
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(c, _)| c)
 }
@@ -53,7 +59,13 @@ pub(crate) const EFFECTS: Vocabulary = Vocabulary {
 pub(crate) const OUTCOMES: Vocabulary = Vocabulary {
     kind: "an outcome",
     plural: "outcomes",
-    words: &["Success", "Transient", "Uncertain", "Permanent", "Throttled"],
+    words: &[
+        "Success",
+        "Transient",
+        "Uncertain",
+        "Permanent",
+        "Throttled",
+    ],
 };
 
 pub(crate) const ADMISSIONS: Vocabulary = Vocabulary {
@@ -80,8 +92,9 @@ pub(crate) fn unknown_word(span: Span, word: &str, vocabulary: Vocabulary) -> da
     }
 }
 
-// The vocabularies above are spelled out for `const` use; these tests keep
-// them identical to herta-contract's, the single source of truth.
+// The vocabularies above are spelled out for `const` use; a test keeps them
+// identical to herta-contract's, the single source of truth, and words are
+// resolved by herta-contract itself.
 pub(crate) fn effect(word: &str) -> Option<Effect> {
     Effect::from_name(word)
 }
@@ -110,8 +123,14 @@ mod tests {
 
     #[test]
     fn suggestions_catch_typos_and_case() {
-        assert_eq!(did_you_mean("Idempotnet", EFFECTS.words), Some("Idempotent"));
-        assert_eq!(did_you_mean("idempotent", EFFECTS.words), Some("Idempotent"));
+        assert_eq!(
+            did_you_mean("Idempotnet", EFFECTS.words),
+            Some("Idempotent")
+        );
+        assert_eq!(
+            did_you_mean("idempotent", EFFECTS.words),
+            Some("Idempotent")
+        );
         assert_eq!(did_you_mean("Transeint", OUTCOMES.words), Some("Transient"));
         assert_eq!(did_you_mean("Rejected", ADMISSIONS.words), Some("Reject"));
         assert_eq!(did_you_mean("banana", EFFECTS.words), None);

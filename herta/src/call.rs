@@ -9,13 +9,13 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use tokio::time::Instant;
 
+use crate::__private::{HandlerOutput, KeyBound};
 use crate::arbiter::{Need, TryAcquireError};
 use crate::context::Context;
 use crate::contract::Contract;
 use crate::error::{BindError, Busy, Error};
 use crate::keys::{KeyTable, TryKeyError};
 use crate::outcome::{normalize, Admission, Outcome};
-use crate::__private::{HandlerOutput, KeyBound};
 use crate::runtime::{Counters, Runtime};
 
 /// A contract bound to a runtime: what a generated wrapper type holds.
@@ -154,7 +154,9 @@ impl<K: KeyBound> Bound<K> {
         self.call(key, classify, move |ctx| {
             // `call` makes one attempt when the contract allows one; a contract
             // without retry has `max_attempts == 1`.
-            (attempt.take().expect("a call without retry makes one attempt"))(ctx)
+            (attempt
+                .take()
+                .expect("a call without retry makes one attempt"))(ctx)
         })
         .await
     }

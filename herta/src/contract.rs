@@ -95,6 +95,12 @@ impl Contract {
     }
 
     /// The limit on each attempt; each attempt gets a fresh one.
+    ///
+    /// On expiry the attempt's future is **dropped**, which cancels only what
+    /// that future owns: work it handed elsewhere (`spawn_blocking`, a spawned
+    /// task, a query already sent to a server) keeps going while the call's
+    /// budgets are released or retried. Give such work its own deadline, or
+    /// declare no `timeout`.
     pub const fn timeout(&self) -> Option<Duration> {
         self.timeout
     }

@@ -293,14 +293,20 @@ mod tests {
     fn same_key_queues_and_is_handed_over_in_order() {
         let table = KeyTable::new();
         let held = table.try_acquire("a").unwrap();
-        assert!(matches!(table.try_acquire("a"), Err(TryKeyError::Busy("a"))));
+        assert!(matches!(
+            table.try_acquire("a"),
+            Err(TryKeyError::Busy("a"))
+        ));
         let _other = table.try_acquire("b").unwrap();
         let mut first = table.acquire("a");
         let mut second = table.acquire("a");
         assert!(poll(&mut first).is_pending());
         assert!(poll(&mut second).is_pending());
         drop(held);
-        assert!(poll(&mut second).is_pending(), "second must not overtake first");
+        assert!(
+            poll(&mut second).is_pending(),
+            "second must not overtake first"
+        );
         let Poll::Ready(Ok(g)) = poll(&mut first) else {
             panic!("first should hold the key")
         };

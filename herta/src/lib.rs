@@ -25,7 +25,7 @@
 //!
 //! /// Non-idempotent: fails fast when busy, retries nothing.
 //! #[herta::operation(effect = NonIdempotent, resources("worker" = 1), admission = Reject)]
-//! async fn charge(customer: String) -> Result<u64, Failure<String>> {
+//! async fn charge(customer: String) -> Result<u64, Failure<std::io::Error>> {
 //!     Ok(42)
 //! }
 //!

@@ -29,7 +29,7 @@ use crate::resource::Resource;
 /// }
 ///
 /// #[herta::operation(effect = Idempotent, resources(WORKER = 1))]
-/// async fn render(job: String) -> Result<String, Failure<String>> {
+/// async fn render(job: String) -> Result<String, Failure<std::io::Error>> {
 ///     Ok(format!("rendered {job}"))
 /// }
 ///
@@ -286,6 +286,41 @@ pub struct Stats {
     pub keys: usize,
     /// Every budget, in declaration order.
     pub resources: Vec<ResourceStats>,
+}
+
+/// One line of counters, then one line per budget:
+///
+/// ```text
+/// admitted 9, started 8, finished 9, retried 2, throttled 1, rejected 0, timed out 0, cancelled 0, panicked 0, in flight 0, keys 0
+/// worker: 0 of 4 in use, 0 waiting, peak 4
+/// ```
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "admitted {}, started {}, finished {}, retried {}, throttled {}, rejected {}, \
+             timed out {}, cancelled {}, panicked {}, in flight {}, keys {}",
+            self.admitted,
+            self.started,
+            self.finished,
+            self.retried,
+            self.throttled,
+            self.rejected,
+            self.timed_out,
+            self.cancelled,
+            self.panicked,
+            self.in_flight,
+            self.keys
+        )?;
+        for r in &self.resources {
+            write!(
+                f,
+                "\n{}: {} of {} in use, {} waiting, peak {}",
+                r.name, r.in_use, r.capacity, r.waiting, r.peak_in_use
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl Stats {

@@ -34,10 +34,12 @@ async fn twenty_calls_on_capacity_eight_run_exactly_eight_at_once() {
     let op = Occupy::bind(&rt).unwrap();
     let probe = Probe::new();
     let calls: Vec<_> = (0..20)
-        .map(|_| tokio::spawn({
-            let (op, probe) = (op.clone(), probe.clone());
-            async move { op.call(probe).await }
-        }))
+        .map(|_| {
+            tokio::spawn({
+                let (op, probe) = (op.clone(), probe.clone());
+                async move { op.call(probe).await }
+            })
+        })
         .collect();
     probe.entered(8).await;
     until(|| rt.stats().resource("slots").unwrap().waiting == 12).await;
@@ -65,12 +67,17 @@ async fn reject_fails_fast_as_throttled_naming_the_resource() {
     });
     probe.entered(1).await;
     // The call returns at once, without the clock or the holder moving.
-    let err = op.call(probe.clone()).await.unwrap_err();
+    let err = within(op.call(probe.clone())).await.unwrap_err();
     assert_eq!(err.outcome(), Outcome::Throttled);
     match &err {
         Error::Throttled { operation, busy } => {
             assert_eq!(*operation, "occupy_or_fail");
-            assert_eq!(busy, &Busy::Resource { resource: "slots".into() });
+            assert_eq!(
+                busy,
+                &Busy::Resource {
+                    resource: "slots".into()
+                }
+            );
         }
         other => panic!("expected Throttled, got {other:?}"),
     }
@@ -102,7 +109,7 @@ async fn reject_never_overtakes_a_queued_waiter() {
         async move { op.call(probe).await }
     });
     until(|| rt.stats().resource("slots").unwrap().waiting == 1).await;
-    let err = reject.call(probe.clone()).await.unwrap_err();
+    let err = within(reject.call(probe.clone())).await.unwrap_err();
     assert_eq!(err.outcome(), Outcome::Throttled);
     probe.open(2);
     within(holder).await.unwrap().unwrap();
@@ -144,12 +151,23 @@ async fn one_and_three_unit_operations_never_exceed_a_budget_of_four() {
         })
         .collect();
     for c in calls {
-        c.await.unwrap().unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(60), c)
+            .await
+            .expect("a call hung")
+            .unwrap()
+            .unwrap();
     }
-    assert!(gauge.peak() <= 4, "units inside handlers peaked at {}", gauge.peak());
+    assert!(
+        gauge.peak() <= 4,
+        "units inside handlers peaked at {}",
+        gauge.peak()
+    );
     assert!(gauge.peak() >= 3, "the heavy calls did run");
     let stats = rt.stats();
     assert!(stats.resource("slots").unwrap().peak_in_use <= 4);
-    assert_eq!((stats.admitted, stats.finished, stats.started), (300, 300, 300));
+    assert_eq!(
+        (stats.admitted, stats.finished, stats.started),
+        (300, 300, 300)
+    );
     assert!(all_free(&rt));
 }

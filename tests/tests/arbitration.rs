@@ -55,7 +55,11 @@ async fn a_waiter_hoards_nothing_while_another_budget_is_full() {
         async move { op.call(probe).await }
     });
     until(|| rt.stats().resource("b").unwrap().waiting == 1).await;
-    assert_eq!(rt.stats().resource("a").unwrap().in_use, 0, "X holds no unit of a");
+    assert_eq!(
+        rt.stats().resource("a").unwrap().in_use,
+        0,
+        "X holds no unit of a"
+    );
     // ...so Y, needing only a with Reject, gets it at once.
     let y = tokio::spawn({
         let (op, probe) = (OnlyAOrFail::bind(&rt).unwrap(), probe.clone());
@@ -95,5 +99,109 @@ async fn opposite_declaration_orders_never_deadlock() {
             .unwrap();
     }
     assert_eq!(probe.peak(), 1);
+    assert!(all_free(&rt));
+}
+
+#[herta::operation(effect = Idempotent, resources("a" = 1))]
+async fn small(probe: Arc<Probe>) -> Result<(), Failure<String>> {
+    probe.hold().await;
+    Ok(())
+}
+
+/// Returns how many small calls had entered when it ran.
+#[herta::operation(effect = Idempotent, resources("a" = 4))]
+async fn large(small_calls: Arc<Probe>) -> Result<u32, Failure<String>> {
+    Ok(small_calls.attempts())
+}
+
+#[herta::operation(effect = Idempotent, resources("a" = 10))]
+async fn whole(probe: Arc<Probe>) -> Result<(), Failure<String>> {
+    let _inside = probe.enter();
+    Ok(())
+}
+
+#[herta::operation(effect = Idempotent, resources("a" = 5))]
+async fn half(probe: Arc<Probe>) -> Result<(), Failure<String>> {
+    probe.hold().await;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_large_waiter_is_not_starved_by_a_stream_of_small_ones() {
+    let rt = runtime(4, 1);
+    let (small, large) = (Small::bind(&rt).unwrap(), Large::bind(&rt).unwrap());
+    let probe = Probe::new();
+    let spawn_small = || {
+        let (op, probe) = (small.clone(), probe.clone());
+        tokio::spawn(async move { op.call(probe).await })
+    };
+    // Two holders present when the large waiter arrives.
+    let holders = [spawn_small(), spawn_small()];
+    probe.entered(2).await;
+    let big = tokio::spawn({
+        let (op, probe) = (large.clone(), probe.clone());
+        async move { op.call(probe).await }
+    });
+    until(|| rt.stats().resource("a").unwrap().waiting == 1).await;
+    // A stream of small callers arrives; 2 units are free, yet they queue
+    // behind the large waiter instead of overtaking it.
+    let stream: Vec<_> = (0..10).map(|_| spawn_small()).collect();
+    until(|| rt.stats().resource("a").unwrap().waiting == 11).await;
+    assert_eq!(
+        probe.attempts(),
+        2,
+        "no small caller overtook the large waiter"
+    );
+    // The holders leave: the large waiter runs next, before any newcomer.
+    probe.open(2);
+    for h in holders {
+        within(h).await.unwrap().unwrap();
+    }
+    let small_calls_before_large = within(big).await.unwrap().unwrap();
+    assert_eq!(
+        small_calls_before_large, 2,
+        "the large call ran before the stream"
+    );
+    probe.open(10);
+    for c in stream {
+        within(c).await.unwrap().unwrap();
+    }
+    assert!(all_free(&rt));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_large_waiter_grants_the_small_one_behind_it_at_once() {
+    // The x/sync semaphore bug: capacity 10, 5 held, a 10-unit waiter queues,
+    // a 1-unit waiter queues behind it; cancelling the 10-unit waiter must
+    // grant the 1-unit waiter now, not at the next release.
+    let rt = runtime(10, 1);
+    let probe = Probe::new();
+    let held = tokio::spawn({
+        let (op, probe) = (Half::bind(&rt).unwrap(), probe.clone());
+        async move { op.call(probe).await }
+    });
+    probe.entered(1).await;
+    let big = tokio::spawn({
+        let (op, probe) = (Whole::bind(&rt).unwrap(), probe.clone());
+        async move { op.call(probe).await }
+    });
+    until(|| rt.stats().resource("a").unwrap().waiting == 1).await;
+    let one = tokio::spawn({
+        let (op, probe) = (Small::bind(&rt).unwrap(), probe.clone());
+        async move { op.call(probe).await }
+    });
+    until(|| rt.stats().resource("a").unwrap().waiting == 2).await;
+    assert_eq!(
+        probe.attempts(),
+        1,
+        "the 1-unit waiter queues behind the 10"
+    );
+    big.abort();
+    assert!(within(big).await.unwrap_err().is_cancelled());
+    probe.entered(2).await; // granted with the 5 units still held
+    assert_eq!(rt.stats().resource("a").unwrap().in_use, 6);
+    probe.open(2);
+    within(held).await.unwrap().unwrap();
+    within(one).await.unwrap().unwrap();
     assert!(all_free(&rt));
 }

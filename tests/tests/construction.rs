@@ -9,15 +9,21 @@ fn invalid_runtime_declarations_are_errors_not_panics() {
         (vec![Resource::new("", 1)], ConfigError::EmptyName),
         (
             vec![Resource::new("worker", 0)],
-            ConfigError::ZeroCapacity { resource: "worker".into() },
+            ConfigError::ZeroCapacity {
+                resource: "worker".into(),
+            },
         ),
         (
             vec![Resource::new("worker", 1), Resource::new("worker", 2)],
-            ConfigError::DuplicateResource { resource: "worker".into() },
+            ConfigError::DuplicateResource {
+                resource: "worker".into(),
+            },
         ),
     ];
     for (resources, expected) in cases {
-        let builder = resources.into_iter().fold(Runtime::builder(), |b, r| b.resource(r));
+        let builder = resources
+            .into_iter()
+            .fold(Runtime::builder(), |b, r| b.resource(r));
         assert_eq!(builder.build().unwrap_err(), expected);
     }
 }
@@ -68,7 +74,16 @@ fn bind_names_the_operation_and_suggests_the_near_miss() {
          did you mean `worker`?"
     );
     let err = Elsewhere::bind(&runtime()).unwrap_err();
-    assert!(matches!(err, BindError::UnknownResource { suggestion: None, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            BindError::UnknownResource {
+                suggestion: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -83,7 +98,9 @@ fn bind_refuses_units_above_capacity() {
             capacity: 4,
         }
     );
-    assert!(err.to_string().contains("needs 5 units of resource `worker`"));
+    assert!(err
+        .to_string()
+        .contains("needs 5 units of resource `worker`"));
 }
 
 #[herta::operation(effect = Pure, resources("worker" = 1), serialize_by(id, scope = "accounts"))]
@@ -104,7 +121,14 @@ fn a_shared_scope_needs_one_key_type() {
     ByNumber::bind(&rt).unwrap();
     let err = ByText::bind(&rt).unwrap_err();
     assert!(
-        matches!(err, BindError::ScopeKeyMismatch { operation: "by_text", existing: "u64", .. }),
+        matches!(
+            err,
+            BindError::ScopeKeyMismatch {
+                operation: "by_text",
+                existing: "u64",
+                ..
+            }
+        ),
         "{err:?}"
     );
 }

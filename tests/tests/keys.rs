@@ -104,9 +104,14 @@ async fn reject_does_not_wait_for_a_busy_key() {
         async move { op.call("acme".into(), probe).await }
     });
     probe.entered(1).await;
-    let err = op.call("acme".into(), probe.clone()).await.unwrap_err();
+    let err = within(op.call("acme".into(), probe.clone()))
+        .await
+        .unwrap_err();
     match err {
-        Error::Throttled { busy: Busy::Key { key }, .. } => assert_eq!(key, "\"acme\""),
+        Error::Throttled {
+            busy: Busy::Key { key },
+            ..
+        } => assert_eq!(key, "\"acme\""),
         other => panic!("expected a busy key, got {other:?}"),
     }
     probe.open(1);

@@ -29,10 +29,20 @@ async fn unclassified(probe: Arc<Probe>) -> Result<(), PlainError> {
 async fn an_unclassified_error_is_permanent_and_never_retried() {
     let rt = runtime();
     let probe = Probe::new();
-    let err = Unclassified::bind(&rt).unwrap().call(probe.clone()).await.unwrap_err();
+    let err = Unclassified::bind(&rt)
+        .unwrap()
+        .call(probe.clone())
+        .await
+        .unwrap_err();
     assert_eq!(err.outcome(), Outcome::Permanent);
     assert_eq!(err.attempts(), 1);
-    assert!(matches!(err, Error::Failed { source: PlainError, .. }));
+    assert!(matches!(
+        err,
+        Error::Failed {
+            source: PlainError,
+            ..
+        }
+    ));
     assert_eq!(probe.attempts(), 1);
     assert_eq!(rt.stats().retried, 0);
 }
@@ -65,10 +75,16 @@ async fn listed_safe_outcomes_are_retried_up_to_max_attempts() {
     let rt = runtime();
     let op = Write::bind(&rt).unwrap();
     // Transient then Uncertain, then success on attempt 3.
-    let ok = op.call(Arc::new(vec![DbError::Busy, DbError::Lost])).await.unwrap();
+    let ok = op
+        .call(Arc::new(vec![DbError::Busy, DbError::Lost]))
+        .await
+        .unwrap();
     assert_eq!(ok, 3);
     // Permanent (unannotated variant) stops at once.
-    let err = op.call(Arc::new(vec![DbError::Busy, DbError::Constraint])).await.unwrap_err();
+    let err = op
+        .call(Arc::new(vec![DbError::Busy, DbError::Constraint]))
+        .await
+        .unwrap_err();
     assert_eq!((err.outcome(), err.attempts()), (Outcome::Permanent, 2));
     // `max` counts all attempts: four Transient failures end the call.
     let err = op
@@ -114,7 +130,12 @@ async fn a_timeout_is_transient_for_idempotent_operations_and_retried() {
     // Every attempt overruns: TimedOut, Transient, after 3 attempts.
     let err = op.call(Arc::new(vec![5_000; 4])).await.unwrap_err();
     match err {
-        Error::TimedOut { timeout, attempts, outcome, .. } => {
+        Error::TimedOut {
+            timeout,
+            attempts,
+            outcome,
+            ..
+        } => {
             assert_eq!(timeout, Duration::from_secs(1));
             assert_eq!(attempts, 3);
             assert_eq!(outcome, Outcome::Transient);
@@ -136,7 +157,11 @@ async fn charge(probe: Arc<Probe>) -> Result<(), Failure<String>> {
 async fn a_timeout_is_uncertain_for_non_idempotent_operations_and_not_retried() {
     let rt = runtime();
     let probe = Probe::new();
-    let err = Charge::bind(&rt).unwrap().call(probe.clone()).await.unwrap_err();
+    let err = Charge::bind(&rt)
+        .unwrap()
+        .call(probe.clone())
+        .await
+        .unwrap_err();
     assert_eq!(err.outcome(), Outcome::Uncertain);
     assert_eq!(err.attempts(), 1);
     assert_eq!(probe.attempts(), 1, "an Uncertain charge is never repeated");
@@ -154,7 +179,11 @@ async fn says_success(probe: Arc<Probe>) -> Result<(), Failure<String>> {
 async fn an_error_claiming_success_is_permanent() {
     let rt = runtime();
     let probe = Probe::new();
-    let err = SaysSuccess::bind(&rt).unwrap().call(probe.clone()).await.unwrap_err();
+    let err = SaysSuccess::bind(&rt)
+        .unwrap()
+        .call(probe.clone())
+        .await
+        .unwrap_err();
     assert_eq!(err.outcome(), Outcome::Permanent);
     assert_eq!(probe.attempts(), 1);
 }

@@ -29,8 +29,7 @@ async fn shutdown_refuses_new_calls_wakes_waiters_and_drains_running_ones() {
     probe.entered(1).await;
     let key_waiter = spawn(1); // waits for key 1
     let budget_waiter = spawn(2); // waits for the budget
-    until(|| rt.stats().resource("slots").unwrap().waiting == 1 && rt.stats().in_flight == 3)
-        .await;
+    until(|| rt.stats().resource("slots").unwrap().waiting == 1 && rt.stats().in_flight == 3).await;
 
     let shutdown = tokio::spawn({
         let rt = rt.clone();
@@ -39,16 +38,22 @@ async fn shutdown_refuses_new_calls_wakes_waiters_and_drains_running_ones() {
     // Both waiters are withdrawn at once with Stopping.
     for waiter in [key_waiter, budget_waiter] {
         let err = within(waiter).await.unwrap().unwrap_err();
-        assert!(matches!(err, Error::Stopping { operation: "hold" }), "{err:?}");
+        assert!(
+            matches!(err, Error::Stopping { operation: "hold" }),
+            "{err:?}"
+        );
     }
     // New calls are refused.
     assert!(matches!(
-        op.call(3, probe.clone()).await,
+        within(op.call(3, probe.clone())).await,
         Err(Error::Stopping { .. })
     ));
     // The running call is drained, not cancelled: shutdown waits for it.
     common::settle().await;
-    assert!(!shutdown.is_finished(), "shutdown waits for the running call");
+    assert!(
+        !shutdown.is_finished(),
+        "shutdown waits for the running call"
+    );
     assert_eq!(probe.inside(), 1);
     probe.open(1);
     within(running).await.unwrap().unwrap();

@@ -38,12 +38,12 @@ async fn stats_count_each_way_a_call_can_end() {
         async move { op.call(probe, false).await }
     });
     probe.entered(4).await;
-    op.call(probe.clone(), false).await.unwrap_err();
+    within(op.call(probe.clone(), false)).await.unwrap_err();
     holder.abort();
     assert!(within(holder).await.unwrap_err().is_cancelled());
     // 1 refused at the gate.
     rt.shutdown().await;
-    op.call(probe.clone(), false).await.unwrap_err();
+    within(op.call(probe.clone(), false)).await.unwrap_err();
 
     let s = rt.stats();
     assert_eq!(s.admitted, 4);

@@ -87,7 +87,7 @@ impl Drop for Inside {
 /// Awaits `fut`, failing the test if it does not finish: with a paused clock
 /// this fires as soon as every task is idle, so a hang fails at once.
 pub async fn within<F: Future>(fut: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(3600), fut)
+    tokio::time::timeout(Duration::from_secs(60), fut)
         .await
         .expect("timed out: a call or a wait never finished (hang)")
 }
@@ -99,11 +99,13 @@ pub async fn settle() {
     }
 }
 
-/// Yields until `cond` holds (bounded by [`within`]).
+/// Waits until `cond` holds, re-checking every millisecond of tokio time
+/// (instant under a paused clock), bounded by [`within`], so a condition
+/// that never comes fails the test instead of hanging it.
 pub async fn until(mut cond: impl FnMut() -> bool) {
     within(async {
         while !cond() {
-            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     })
     .await

@@ -4,7 +4,7 @@ use herta::{Failure, Runtime};
 
 #[herta::operation(effect = NonIdempotent, resources("worker" = 1),
                    retry(on = Uncertain, max = 3))]
-async fn render(job: String) -> Result<String, Failure<String>> {
+async fn render(job: String) -> Result<String, Failure<std::io::Error>> {
     Ok(job)
 }
 

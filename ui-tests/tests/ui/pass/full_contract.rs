@@ -15,7 +15,9 @@ pub enum DbError {
     #[outcome(Transient)]
     Busy,
     #[outcome(Uncertain)]
-    LostReply { attempt: u32 },
+    LostReply {
+        attempt: u32,
+    },
     Corrupt(String),
 }
 
@@ -23,7 +25,11 @@ pub enum DbError {
 #[herta::operation(effect = Idempotent, resources("worker" = 1, DB_WRITE = 3), admission = Wait,
                    retry(on = [Transient, Uncertain], max = 3), timeout = "2s",
                    serialize_by(brand, scope = "catalogue"), name = "replace", wrapper = Replace)]
-pub async fn replace_catalogue(ctx: Context, brand: String, rows: Vec<Row>) -> Result<u64, DbError> {
+pub async fn replace_catalogue(
+    ctx: Context,
+    brand: String,
+    rows: Vec<Row>,
+) -> Result<u64, DbError> {
     if ctx.attempt() < 2 {
         return Err(DbError::Busy);
     }
@@ -46,9 +52,16 @@ async fn main() {
     assert_eq!(c.serialize_by().unwrap().parameter(), "brand");
     assert_eq!(c.serialize_by().unwrap().scope(), Some("catalogue"));
 
-    let rt = Runtime::builder().resource(WORKER).resource(DB_WRITE).build().unwrap();
+    let rt = Runtime::builder()
+        .resource(WORKER)
+        .resource(DB_WRITE)
+        .build()
+        .unwrap();
     let op = Replace::bind(&rt).unwrap();
-    let n = op.call("acme".to_owned(), vec![Row(1), Row(2)]).await.unwrap();
+    let n = op
+        .call("acme".to_owned(), vec![Row(1), Row(2)])
+        .await
+        .unwrap();
     assert_eq!(n, 2);
     println!("{op:?}");
     let _unused: Result<(), Failure<()>> = Ok(());
