@@ -593,6 +593,33 @@ mod loom_tests {
     }
 
     #[test]
+    fn three_tasks_over_two_budgets_all_finish_within_capacity() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let arb = Arc::new(Arbiter::new([1, 1]));
+            let spawn = |list: &'static [(usize, u32)]| {
+                let arb = Arc::clone(&arb);
+                thread::spawn(move || {
+                    let n = needs(list);
+                    let permit = block_on(arb.acquire(&n)).unwrap();
+                    for b in arb.snapshot() {
+                        assert!(b.in_use <= b.capacity);
+                    }
+                    drop(permit);
+                })
+            };
+            let both = spawn(&[(0, 1), (1, 1)]);
+            let first = spawn(&[(0, 1)]);
+            let second = needs(&[(1, 1)]);
+            drop(block_on(arb.acquire(&second)).unwrap());
+            both.join().unwrap();
+            first.join().unwrap();
+            assert_quiescent(&arb);
+        });
+    }
+
+    #[test]
     fn close_withdraws_or_grants_every_waiter() {
         loom::model(|| {
             let arb = Arc::new(Arbiter::new([1]));
