@@ -63,8 +63,9 @@ struct Key {
     ty: TokenStream,
     /// `Option<K>` from the call's parameters.
     value: TokenStream,
-    /// The span of the key parameter's type, for rustc errors about it.
-    span: Option<Span>,
+    /// The spans of the first and last tokens of the key parameter's type
+    /// (its referent, for a reference), for rustc errors about it.
+    span: Option<(Span, Span)>,
 }
 
 impl<'a> Wrapper<'a> {
@@ -292,12 +293,22 @@ impl<'a> Wrapper<'a> {
         } else {
             quote!(_)
         };
-        // `Bound`'s methods need a key type that is `KeyBound` (rule 8): a
-        // type that is not fails there, spanned on the key parameter's type.
-        let span = self.key.span.unwrap_or_else(Span::call_site);
-        let bind = quote_spanned!(span=> ::herta::__private::Bound::<#key_ty>::bind);
-        let call_once = quote_spanned!(span=> ::herta::__private::Bound::<#key_ty>::call_once);
-        let call = quote_spanned!(span=> ::herta::__private::Bound::<#key_ty>::call);
+        // Only `bind` needs the key bounds (rule 8), through the trait
+        // `KeyBound`: a key type without them is one error, on the self
+        // type of this path, which covers the key parameter's type.
+        let serialize_by = match self.key.span {
+            Some(range) => private_path("SerializeBy", range),
+            None => quote!(::herta::__private::SerializeBy),
+        };
+        let bind = quote! {
+            <#serialize_by as ::herta::__private::KeyBound<#key_ty>>::bind(
+                runtime,
+                &Self::CONTRACT,
+                Self::__herta_describe_key,
+            )
+        };
+        let call_once = quote!(::herta::__private::Bound::<#key_ty>::call_once);
+        let call = quote!(::herta::__private::Bound::<#key_ty>::call);
         let describe_key = match self.contract.key {
             Some(_) => quote! {
                 use ::herta::__private::{DescribeViaDebug as _, DescribeViaType as _};
@@ -311,7 +322,12 @@ impl<'a> Wrapper<'a> {
                 // parameter that is not `Clone` is the error's location (rule 9).
                 let clones = handler.params.iter().map(|p| {
                     let (name, ty) = (&p.name, &p.ty);
-                    quote_spanned!(ty.span()=> let #name = ::herta::__private::retry_arg::<#ty>(&#name);)
+                    // The self type of this path covers the parameter's
+                    // type, so rustc underlines all of it.
+                    let retry = private_path("Retry", span_range(ty));
+                    quote! {
+                        let #name = <#retry as ::herta::__private::RetryArg<#ty>>::retry_arg(&#name);
+                    }
                 });
                 quote! {
                     #call(&self.bound, __herta_key, Self::__herta_classify, |#context_param: ::herta::Context| {
@@ -342,7 +358,7 @@ impl<'a> Wrapper<'a> {
             /// holds, or if a shared `serialize_by` scope is already keyed by
             /// another type.
             pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
-                #bind(runtime, &Self::CONTRACT, Self::__herta_describe_key).map(|bound| Self { bound })
+                #bind.map(|bound| Self { bound })
             }
 
             #(#call_doc)*
@@ -634,16 +650,72 @@ fn key(handler: &Handler, contract: &Contract) -> Key {
     let param = &handler.params[key.param];
     let name = &param.name;
     let span = param.ty.span();
-    let (target, value) = match &param.ty {
-        Type::Reference(r) => (&*r.elem, quote!(&*#name)),
-        ty => (ty, quote!(&#name)),
+    let (ty, value) = match &param.ty {
+        // `&str` → `String`, `&[u8]` → `Vec<u8>`, `&Path` → `PathBuf`.
+        Type::Reference(r) if unsized_borrow(&r.elem) => {
+            let target = &*r.elem;
+            (
+                quote_spanned!(span=> <#target as ::std::borrow::ToOwned>::Owned),
+                quote_spanned!(span=> <#target as ::std::borrow::ToOwned>::to_owned(#name)),
+            )
+        }
+        // `&Brand` → `Brand` and `Brand` → `Brand`, cloned through
+        // `Bound::key`, which needs no bound on the type: a key type that is
+        // not `KeyBound` (`Clone` included) is one error, at `bind`.
+        Type::Reference(r) => (
+            r.elem.to_token_stream(),
+            quote_spanned!(span=> ::herta::__private::Bound::key(&self.bound, #name)),
+        ),
+        ty => (
+            ty.to_token_stream(),
+            quote_spanned!(span=> ::herta::__private::Bound::key(&self.bound, &#name)),
+        ),
+    };
+    let spanned = match &param.ty {
+        Type::Reference(r) => &*r.elem,
+        ty => ty,
     };
     Key {
-        ty: quote_spanned!(span=> <#target as ::std::borrow::ToOwned>::Owned),
-        value: quote_spanned!(span=>
-            ::core::option::Option::Some(<#target as ::std::borrow::ToOwned>::to_owned(#value))
-        ),
-        span: Some(span),
+        ty: quote_spanned!(span=> #ty),
+        value: quote_spanned!(span=> ::core::option::Option::Some(#value)),
+        span: Some(span_range(spanned)),
+    }
+}
+
+/// The spans of the first and last tokens of `tokens`: a path whose first
+/// token has the first span and whose last has the second makes rustc report
+/// an error on the whole range (what `syn::Error::new_spanned` does).
+fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
+    let mut iter = tokens.to_token_stream().into_iter();
+    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
+    let last = iter.last().map_or(first, |t| t.span());
+    (first, last)
+}
+
+/// `::herta::__private::<name>`, its first tokens spanned at `start` and
+/// its last at `end`: rustc reports an error about the path (such as an
+/// unimplemented trait with it as the self type) on the whole range.
+fn private_path(name: &str, (start, end): (Span, Span)) -> TokenStream {
+    let last = Ident::new(name, end);
+    quote_spanned!(start=> ::herta::__private::#last)
+}
+
+/// Whether `&ty` borrows one of the standard unsized types whose owned form
+/// is another type (`str` → `String`, `[T]` → `Vec<T>`, `Path` → `PathBuf`,
+/// `OsStr` → `OsString`, `CStr` → `CString`). Any other borrowed key is
+/// owned as its own type, by cloning.
+fn unsized_borrow(ty: &Type) -> bool {
+    match ty {
+        Type::Slice(_) => true,
+        Type::Paren(p) => unsized_borrow(&p.elem),
+        Type::Group(g) => unsized_borrow(&g.elem),
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|s| {
+            s.arguments.is_none()
+                && ["str", "Path", "OsStr", "CStr"]
+                    .iter()
+                    .any(|n| s.ident == n)
+        }),
+        _ => false,
     }
 }
 

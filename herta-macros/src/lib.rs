@@ -28,33 +28,17 @@ mod vocab;
 
 use proc_macro::TokenStream;
 
-/// Declares the execution contract of an `async fn` and generates its
-/// wrapper type.
-///
-/// ```ignore
-/// use herta::{Context, Failure};
-///
-/// herta::resources! {
-///     pub DB_WRITE: "db-write" = 4;
-/// }
-///
-/// /// Replace one brand's rows.
-/// #[herta::operation(
-///     effect = Idempotent,                       // required: Pure | Idempotent | NonIdempotent
-///     resources("worker" = 1, DB_WRITE = 3),     // budgets one call holds, by name or constant
-///     admission = Wait,                          // Wait (default) | Reject
-///     retry(on = [Transient, Uncertain], max = 3),
-///     timeout = "2s",                            // per attempt: "250ms", "2s", "1m", "1h"
-///     serialize_by(brand, scope = "catalogue"),  // or `serialize_by = brand`
-/// )]
-/// pub async fn replace_catalogue(ctx: Context, brand: String, rows: Vec<Row>) -> Result<u64, DbError> {
-///     # todo!()
-/// }
-///
-/// let op = ReplaceCatalogue::bind(&runtime)?;
-/// let replaced = op.call("acme".to_owned(), rows).await?;
-/// ```
-///
+// The examples of the three macros are on their re-exports in `herta`
+// (`herta/src/lib.rs`), where they run as doctests: this crate cannot depend
+// on `herta`. rustdoc shows the re-export's docs first, then these; the
+// `cfg_attr(doc, ...)` summaries appear only on this crate's own pages
+// (`cfg(doc)` is not set when `herta` is documented or tested).
+#[cfg_attr(
+    doc,
+    doc = "Declares the execution contract of an `async fn` and generates its wrapper type.\n\n\
+           Use it as `herta::operation`: its documentation there adds examples (run as \
+           doctests) and the page of contract rules.\n"
+)]
 /// # Keys
 ///
 /// | key | value | default |
@@ -84,10 +68,11 @@ use proc_macro::TokenStream;
 /// - an implementation of `herta::Operation` when every parameter of `call`
 ///   is owned (no borrowed parameter), with `Args` the tuple of them.
 ///
-/// A `serialize_by` parameter of type `T` keys calls by `T::to_owned()` (a
-/// `&str` parameter keys by `String`); the key type must be
-/// `Hash + Eq + Send + Sync + 'static`. With `retry`, every attempt gets a
-/// clone of each parameter, so the parameters must be `Clone`.
+/// A `serialize_by` parameter keys calls by a clone of its value (a `&str`,
+/// `&[T]` or `&Path` parameter by its owned form: `String`, `Vec<T>`,
+/// `PathBuf`); the key type must be `Clone + Hash + Eq + Send + Sync +
+/// 'static`. With `retry`, every attempt gets a clone of each parameter, so
+/// the parameters must be `Clone`.
 ///
 /// # Compile errors
 ///
@@ -104,7 +89,7 @@ use proc_macro::TokenStream;
 /// 6. resource units 0, negative, or above a constant resource's capacity;
 /// 7. a resource named twice;
 /// 8. `serialize_by` naming no parameter, or a key type that is not
-///    `Hash + Eq + Send + Sync + 'static`;
+///    `Clone + Hash + Eq + Send + Sync + 'static`;
 /// 9. `retry` with a parameter that is not `Clone`;
 /// 10. a `timeout` that does not parse, is zero or exceeds one hour (a
 ///     longer per-attempt timeout is almost always a unit slip);
@@ -119,18 +104,12 @@ pub fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::operation(args.into(), item.into()).into()
 }
 
-/// Declares named budgets as `herta::Resource` constants.
-///
-/// ```ignore
-/// herta::resources! {
-///     /// Render slots shared by every render call.
-///     pub WORKER: "worker" = 4;
-///     /// Connections to the primary database.
-///     pub(crate) DB_WRITE: "db-write" = POOL_SIZE + 1;
-/// }
-/// // pub const WORKER: herta::Resource = herta::Resource::new("worker", 4); ...
-/// ```
-///
+#[cfg_attr(
+    doc,
+    doc = "Declares named budgets as `herta::Resource` constants.\n\n\
+           Use it as `herta::resources!`: its documentation there adds an example, run as a \
+           doctest.\n"
+)]
 /// Each entry is `attributes visibility IDENT: "name" = capacity;` (the last
 /// `;` is optional). The capacity is a `u32` constant expression. Compile
 /// errors: a capacity of 0 (also for constant expressions), an empty name,
@@ -144,23 +123,12 @@ pub fn resources(input: TokenStream) -> TokenStream {
     resources::expand(input.into()).into()
 }
 
-/// Implements `herta::Classify` from `#[outcome(...)]` attributes.
-///
-/// ```ignore
-/// #[derive(Debug, herta::Classify)]
-/// enum DbError {
-///     #[outcome(Transient)]
-///     Busy,
-///     #[outcome(Uncertain)]
-///     LostReply { sent: u64 },
-///     Corrupt(String), // no attribute: Permanent, never retried
-/// }
-///
-/// #[derive(Debug, herta::Classify)]
-/// #[outcome(Transient)] // on the type: the outcome of every variant without one
-/// struct ConnectionReset;
-/// ```
-///
+#[cfg_attr(
+    doc,
+    doc = "Implements `herta::Classify` from `#[outcome(...)]` attributes.\n\n\
+           Use it as `herta::Classify`: its documentation there adds an example, run as a \
+           doctest.\n"
+)]
 /// A variant without `#[outcome(...)]` takes the type's `#[outcome(...)]`,
 /// or else is **`Permanent`**: herta never retries what nobody classified.
 /// The outcomes are `Transient`, `Uncertain`, `Permanent` and `Throttled`;

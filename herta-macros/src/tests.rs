@@ -571,6 +571,97 @@ fn expansions_parse() {
     assert!(tokens.to_string().contains("goes on an `async fn`"));
 }
 
+/// The wrapper carries the function's visibility and docs (before the
+/// generated `# Contract` section); `ui-tests/tests/ui/pass/docs_carried.rs`
+/// and `visibility.rs` check the same through rustc.
+#[test]
+fn the_wrapper_carries_visibility_and_docs() {
+    let file: syn::File = syn::parse2(expand::operation(
+        quote!(effect = Pure),
+        quote!(
+            /// Renders one page.
+            #[doc = "Second line."]
+            pub(crate) async fn render(job: String) -> Result<String, E> {
+                todo!()
+            }
+        ),
+    ))
+    .unwrap();
+    let wrapper = file
+        .items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Struct(s) if s.ident == "Render" => Some(s),
+            _ => None,
+        })
+        .expect("a wrapper struct");
+    let vis = &wrapper.vis;
+    assert_eq!(quote!(#vis).to_string(), "pub (crate)");
+    let docs: Vec<String> = wrapper
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => s.value(),
+                other => panic!("doc is not a string: {}", quote!(#other)),
+            },
+            other => panic!("doc is not `doc = ...`: {}", quote!(#other)),
+        })
+        .collect();
+    assert_eq!(docs[..2], [" Renders one page.", "Second line."]);
+    assert!(docs.iter().any(|d| d == "# Contract"), "{docs:#?}");
+}
+
+/// A borrowed key of a standard unsized type is owned with `ToOwned`; any
+/// other key is cloned through `Bound::key`, which needs no bound on the
+/// type, so the key bounds are checked once, at `bind`.
+#[test]
+fn key_types() {
+    let expand = |param: TokenStream| {
+        expand::operation(
+            quote!(effect = Pure, serialize_by = k),
+            quote!(
+                async fn f(#param) -> Result<(), E> {
+                    todo!()
+                }
+            ),
+        )
+        .to_string()
+    };
+    for borrowed in [
+        quote!(k: &str),
+        quote!(k: &[u8]),
+        quote!(k: &std::path::Path),
+        quote!(k: &'static str),
+    ] {
+        let tokens = expand(borrowed.clone());
+        assert!(
+            tokens.contains("ToOwned > :: to_owned"),
+            "{borrowed}: {tokens}"
+        );
+        assert!(!tokens.contains("Bound :: key"), "{borrowed}");
+    }
+    for cloned in [
+        quote!(k: String),
+        quote!(k: &Brand),
+        quote!(k: (u32, String)),
+    ] {
+        let tokens = expand(cloned.clone());
+        assert!(tokens.contains("Bound :: key"), "{cloned}: {tokens}");
+        assert!(!tokens.contains("ToOwned"), "{cloned}");
+    }
+    let tokens = expand(quote!(k: Brand));
+    assert_eq!(
+        tokens.matches("KeyBound").count(),
+        1,
+        "one key check: {tokens}"
+    );
+}
+
 #[test]
 fn operation_impl_needs_owned_parameters() {
     let with = |item: TokenStream| expand::operation(quote!(effect = Pure), item).to_string();

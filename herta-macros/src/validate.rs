@@ -7,21 +7,23 @@
 //! (no cascade of "cannot find `Render`" errors).
 //!
 //! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
-//! must be `Hash + Eq + Send + Sync + 'static`) and the capacity half of
-//! rule 6 (units above a constant resource's capacity) need types or
+//! must be `Clone + Hash + Eq + Send + Sync + 'static`) and the capacity half
+//! of rule 6 (units above a constant resource's capacity) need types or
 //! constant values, so [`expand`](crate::expand) leaves them to rustc, with
-//! the offending token's span: a `retry_arg::<T>` call per parameter, the
-//! key type in `Bound::<K>::bind`, a `const` assertion per constant
-//! resource. Rule 12 is in [`classify`](crate::classify).
+//! the offending token's span: a `<Retry as RetryArg<T>>::retry_arg` call
+//! per parameter, `<SerializeBy as KeyBound<K>>::bind` in the wrapper's
+//! `bind` (the only item that needs the key bounds), a `const` assertion per
+//! constant resource. Each trait carries the rule's message
+//! (`#[diagnostic::on_unimplemented]`). Rule 12 is in
+//! [`classify`](crate::classify).
 
 use herta_contract::{retry_verdict, Effect, Outcome, RetryVerdict};
-use syn::spanned::Spanned;
 use syn::{FnArg, GenericParam, Ident, ReturnType, Type};
 
 use crate::contract::{parse_timeout, Contract, TimeoutError};
 use crate::handler::{self as h, Handler};
 use crate::parse::{Attr, OnList, ResourceEntry, ResourceKey, UnitsValue};
-use crate::vocab::{self, did_you_mean, error, list, ADMISSIONS, EFFECTS, OUTCOMES};
+use crate::vocab::{self, did_you_mean, error, error_spanned, list, ADMISSIONS, EFFECTS, OUTCOMES};
 
 /// Applies every rule, pushing errors to `errors`, and resolves the contract.
 pub(crate) fn contract(
@@ -432,8 +434,8 @@ pub(crate) fn rule_11_handler_shape(handler: &Handler) -> Vec<darling::Error> {
         )),
         ReturnType::Type(_, ty) if !h::may_be_result(ty) => {
             let shown = crate::parse::pretty(ty);
-            errors.push(error(
-                ty.span(),
+            errors.push(error_spanned(
+                ty,
                 format_args!("an operation must return `Result<T, E>`, and `{name}` returns `{shown}`"),
                 format_args!("return `Result<{shown}, E>`; the error tells herta what failed and whether to retry (see `herta::Classify`)"),
             ));
@@ -489,8 +491,8 @@ pub(crate) fn context_position(handler: &Handler) -> Vec<darling::Error> {
                     "remove the `&`: `Context` is `Copy`",
                 ));
             }
-            ty if index > 0 && h::is_herta_path(ty) => errors.push(error(
-                ty.span(),
+            ty if index > 0 && h::is_herta_path(ty) => errors.push(error_spanned(
+                ty,
                 "the `Context` must be the first parameter of an operation",
                 "move it first: `async fn op(ctx: herta::Context, ...)`",
             )),

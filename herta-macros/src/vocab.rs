@@ -12,6 +12,16 @@ pub(crate) fn error(span: Span, rule: impl Display, help: impl Display) -> darli
     syn::Error::new(span, format!("{rule}\nhelp: {help}")).into()
 }
 
+/// A compile error on all of `tokens` (from their first token to their last,
+/// as `syn::Error::new_spanned` does), such as a whole type.
+pub(crate) fn error_spanned(
+    tokens: &impl quote::ToTokens,
+    rule: impl Display,
+    help: impl Display,
+) -> darling::Error {
+    syn::Error::new_spanned(tokens, format!("{rule}\nhelp: {help}")).into()
+}
+
 /// The closest candidate to `word`, if one is close enough to be a typo.
 pub(crate) fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let word = word.to_lowercase();

@@ -7,7 +7,10 @@ use std::hash::Hash;
 pub use crate::call::Bound;
 pub use std::time::Duration;
 
+use crate::contract::Contract;
+use crate::error::BindError;
 use crate::outcome::{Classify, Outcome};
+use crate::runtime::Runtime;
 
 /// The `Ok` and `Err` types of a handler's return type, so aliases such as
 /// `io::Result<T>` work.
@@ -33,29 +36,77 @@ impl<T, E> HandlerOutput for Result<T, E> {
     }
 }
 
-/// A parameter of a retried operation: cloned for every attempt.
+/// Clones a parameter of type `T` of a retried operation for one more
+/// attempt: implemented by [`Retry`] for every `T: Clone`.
+///
+/// Generic over `T` with an uninhabited `Self`, like [`KeyBound`], so that
+/// rustc reports this trait's message for `Vec<Job>` as well as for `Job`
+/// (not only "`Job: Clone` is not satisfied"), on the parameter's type.
 #[diagnostic::on_unimplemented(
-    message = "retried operations clone their parameters for every attempt, but `{Self}` is not `Clone`",
+    message = "retried operations clone their parameters for every attempt, but `{T}` is not `Clone`",
     label = "this parameter is not `Clone`",
-    note = "derive or implement `Clone` for it, pass it behind an `Arc`, or remove `retry(...)` from the contract"
+    note = "derive or implement `Clone` for `{T}` (and for the types it contains), pass it behind an `Arc`, or remove `retry(...)` from the contract"
 )]
-pub trait RetryArg: Clone {}
-impl<T: Clone> RetryArg for T {}
-
-/// Clones a parameter for one more attempt.
-#[inline]
-pub fn retry_arg<T: RetryArg>(value: &T) -> T {
-    value.clone()
+pub trait RetryArg<T> {
+    /// A copy of `value` for the next attempt.
+    fn retry_arg(value: &T) -> T;
 }
 
-/// A `serialize_by` key: stored in the runtime's key table while the call holds it.
+/// The implementor of [`RetryArg`].
+#[derive(Debug)]
+pub enum Retry {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> RetryArg<T> for Retry {
+    #[inline]
+    fn retry_arg(value: &T) -> T {
+        value.clone()
+    }
+}
+
+/// Binds an operation whose `serialize_by` key type is `K`: implemented by
+/// [`SerializeBy`] for every `K` that is `Clone + Hash + Eq + Send + Sync +
+/// 'static`. `Clone` because the key table keeps its own copy of the key
+/// parameter (a borrowed `&str`, `&[T]` or `&Path` is made owned with
+/// `ToOwned`).
+///
+/// The generated `bind` calls `<SerializeBy as KeyBound<K>>::bind`: the only
+/// item of the wrapper that needs the key bounds (`Bound::call` compiles for
+/// any `K`), so a key type that is not one is exactly one error, spanned on
+/// the key parameter's type. The trait is generic over `K`, with an
+/// uninhabited `Self`, so that rustc reports this trait's message rather than
+/// the first missing bound (`do_not_recommend`), and does not suggest
+/// borrowing the key (which a bound on `K` itself would invite whenever `&K`
+/// satisfies it).
 #[diagnostic::on_unimplemented(
-    message = "`serialize_by` needs a key that is `Hash + Eq + Send + Sync + 'static`, but `{Self}` is not",
+    message = "`serialize_by` needs a key that is `Clone + Hash + Eq + Send + Sync + 'static`, but `{K}` is not",
     label = "this parameter cannot be a serialization key",
-    note = "serialize by an owned value such as a `String` or an id, or implement `Hash` and `Eq` for it"
+    note = "serialize by a value such as a `String` or an integer id, or derive `Clone, PartialEq, Eq, Hash` for `{K}`"
 )]
-pub trait KeyBound: Hash + Eq + Send + Sync + 'static {}
-impl<T: Hash + Eq + Send + Sync + 'static> KeyBound for T {}
+pub trait KeyBound<K: 'static> {
+    /// `Bound::bind`, for a key type known to be a key.
+    fn bind(
+        runtime: &Runtime,
+        contract: &'static Contract,
+        describe_key: fn(&K) -> String,
+    ) -> Result<Bound<K>, BindError>;
+}
+
+/// The implementor of [`KeyBound`].
+#[derive(Debug)]
+pub enum SerializeBy {}
+
+#[diagnostic::do_not_recommend]
+impl<K: Clone + Hash + Eq + Send + Sync + 'static> KeyBound<K> for SerializeBy {
+    #[inline]
+    fn bind(
+        runtime: &Runtime,
+        contract: &'static Contract,
+        describe_key: fn(&K) -> String,
+    ) -> Result<Bound<K>, BindError> {
+        Bound::bind(runtime, contract, describe_key)
+    }
+}
 
 /// Marker key type for operations without `serialize_by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,13 +3,14 @@
 
 use std::fmt;
 use std::future::Future;
+use std::hash::{Hash, Hasher};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
 use tokio::time::Instant;
 
-use crate::__private::{HandlerOutput, KeyBound};
+use crate::__private::HandlerOutput;
 use crate::arbiter::{Need, TryAcquireError};
 use crate::context::Context;
 use crate::contract::Contract;
@@ -20,20 +21,65 @@ use crate::runtime::{Counters, Runtime};
 
 /// A contract bound to a runtime: what a generated wrapper type holds.
 ///
-/// `K` is the serialization key type (`NoKey` without `serialize_by`).
-pub struct Bound<K> {
+/// `K` is the serialization key type (`NoKey` without `serialize_by`). Only
+/// `bind` requires the key bounds (`Clone + Hash + Eq + Send + Sync`); it
+/// stores what the key table needs of `K` (hashing, equality, cloning) as
+/// function pointers, so the other methods compile for any `K`. A key type
+/// without them is then one error, at `bind` (see
+/// [`KeyBound`](crate::__private::KeyBound)), instead of one per method.
+pub struct Bound<K: 'static> {
     inner: Arc<BoundInner<K>>,
 }
 
-struct BoundInner<K> {
+struct BoundInner<K: 'static> {
     runtime: Runtime,
     contract: &'static Contract,
     needs: Arc<[Need]>,
-    keys: Option<Arc<KeyTable<K>>>,
+    keys: Option<Arc<KeyTable<TableKey<K>>>>,
+    key_ops: &'static KeyOps<K>,
     describe_key: fn(&K) -> String,
 }
 
-impl<K> Clone for Bound<K> {
+/// What the key table needs of a key type, monomorphized by `bind` where
+/// the key bounds are known.
+struct KeyOps<K> {
+    hash: fn(&K, &mut dyn Hasher),
+    eq: fn(&K, &K) -> bool,
+    clone: fn(&K) -> K,
+}
+
+impl<K: Clone + Hash + Eq + 'static> KeyOps<K> {
+    const OPS: &'static KeyOps<K> = &KeyOps {
+        hash: |key, mut state| key.hash(&mut state),
+        eq: |a, b| a == b,
+        clone: K::clone,
+    };
+}
+
+/// A key as the key table stores it: `Hash + Eq` for any `K`, through the
+/// operations `bind` stored. One pointer larger than the key; no allocation.
+struct TableKey<K: 'static> {
+    key: K,
+    ops: &'static KeyOps<K>,
+}
+
+impl<K: 'static> Hash for TableKey<K> {
+    #[inline]
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.ops.hash)(&self.key, state);
+    }
+}
+
+impl<K: 'static> PartialEq for TableKey<K> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        (self.ops.eq)(&self.key, &other.key)
+    }
+}
+
+impl<K: 'static> Eq for TableKey<K> {}
+
+impl<K: 'static> Clone for Bound<K> {
     fn clone(&self) -> Self {
         Bound {
             inner: Arc::clone(&self.inner),
@@ -41,7 +87,7 @@ impl<K> Clone for Bound<K> {
     }
 }
 
-impl<K> fmt::Debug for Bound<K> {
+impl<K: 'static> fmt::Debug for Bound<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Bound")
             .field("contract", self.inner.contract)
@@ -49,7 +95,7 @@ impl<K> fmt::Debug for Bound<K> {
     }
 }
 
-impl<K: KeyBound> Bound<K> {
+impl<K: 'static> Bound<K> {
     /// Checks `contract` against `runtime` and binds it.
     ///
     /// # Errors
@@ -57,11 +103,14 @@ impl<K: KeyBound> Bound<K> {
     /// [`BindError`] for an unknown resource (with the closest declared name),
     /// 0 units, units above capacity, a resource named twice, or a shared key
     /// scope already keyed by another type.
-    pub fn bind(
+    pub(crate) fn bind(
         runtime: &Runtime,
         contract: &'static Contract,
         describe_key: fn(&K) -> String,
-    ) -> Result<Self, BindError> {
+    ) -> Result<Self, BindError>
+    where
+        K: Clone + Hash + Eq + Send + Sync,
+    {
         let operation = contract.operation();
         let declared = &runtime.inner.resources;
         let mut needs: Vec<Need> = Vec::with_capacity(contract.resources().len());
@@ -111,14 +160,14 @@ impl<K: KeyBound> Bound<K> {
                     Some(scope) => format!("scope:{scope}"),
                     None => format!("operation:{operation}"),
                 };
-                let table = runtime.key_table::<K>(space).map_err(|existing| {
-                    BindError::ScopeKeyMismatch {
+                let table = runtime
+                    .key_table::<TableKey<K>>(space)
+                    .map_err(|existing| BindError::ScopeKeyMismatch {
                         operation,
                         scope: spec.scope().unwrap_or(operation).to_owned(),
                         key_type: std::any::type_name::<K>(),
-                        existing,
-                    }
-                })?;
+                        existing: unwrap_type_name::<K>(existing),
+                    })?;
                 Some(table)
             }
         };
@@ -128,9 +177,16 @@ impl<K: KeyBound> Bound<K> {
                 contract,
                 needs: needs.into(),
                 keys,
+                key_ops: KeyOps::<K>::OPS,
                 describe_key,
             }),
         })
+    }
+
+    /// The owned key of a call: a clone of the key parameter.
+    #[inline]
+    pub fn key(&self, value: &K) -> K {
+        (self.inner.key_ops.clone)(value)
     }
 
     /// The runtime this operation is bound to.
@@ -203,11 +259,14 @@ impl<K: KeyBound> Bound<K> {
         // 2. Key, before budgets: a same-key waiter holds no budget.
         let _key = match (&inner.keys, key) {
             (Some(table), Some(key)) => Some(match contract.admission() {
-                Admission::Reject => match table.try_acquire(key) {
+                Admission::Reject => match table.try_acquire(TableKey {
+                    key,
+                    ops: inner.key_ops,
+                }) {
                     Ok(guard) => guard,
-                    Err(TryKeyError::Busy(key)) => {
+                    Err(TryKeyError::Busy(busy)) => {
                         call.completed = true;
-                        let key = (inner.describe_key)(&key);
+                        let key = (inner.describe_key)(&busy.key);
                         return Err(throttled(Busy::Key { key }));
                     }
                     Err(TryKeyError::Closed) => {
@@ -215,7 +274,13 @@ impl<K: KeyBound> Bound<K> {
                         return Err(stopping());
                     }
                 },
-                Admission::Wait => match table.acquire(key).await {
+                Admission::Wait => match table
+                    .acquire(TableKey {
+                        key,
+                        ops: inner.key_ops,
+                    })
+                    .await
+                {
                     Ok(guard) => guard,
                     Err(_closed) => {
                         call.completed = true;
@@ -332,6 +397,18 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// `K`'s name from the name of the `TableKey<K>` a key space was made with.
+fn unwrap_type_name<K: 'static>(wrapped: &'static str) -> &'static str {
+    let own = std::any::type_name::<TableKey<K>>();
+    let prefix = own
+        .strip_suffix('>')
+        .and_then(|s| s.strip_suffix(std::any::type_name::<K>()));
+    prefix
+        .and_then(|p| wrapped.strip_prefix(p))
+        .and_then(|s| s.strip_suffix('>'))
+        .unwrap_or(wrapped)
+}
+
 /// The closest name to `wanted`, if one is close enough to be a typo.
 fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
     names
@@ -339,4 +416,31 @@ fn closest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<Str
         .filter(|(score, _)| *score > 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| n.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn a_key_space_reports_the_key_type_it_was_made_with() {
+        let wrapped = std::any::type_name::<TableKey<u64>>();
+        assert_eq!(unwrap_type_name::<String>(wrapped), "u64");
+        assert_eq!(unwrap_type_name::<u64>("something else"), "something else");
+    }
+
+    #[test]
+    fn table_keys_hash_and_compare_as_their_keys() {
+        let ops = KeyOps::<String>::OPS;
+        let key = |s: &str| TableKey {
+            key: s.to_owned(),
+            ops,
+        };
+        let state = std::hash::RandomState::new();
+        assert!(key("acme") == key("acme"));
+        assert!(key("acme") != key("zeta"));
+        assert_eq!(state.hash_one(key("acme")), state.hash_one(key("acme")));
+        assert_eq!((ops.clone)(&"acme".to_owned()), "acme");
+    }
 }

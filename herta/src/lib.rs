@@ -60,6 +60,12 @@
 //! (`TimedOut`: `Transient` for Pure/Idempotent operations, `Uncertain` for
 //! NonIdempotent ones), `Throttled` (admission `Reject` found a key or budget
 //! busy) or `Stopping` (the runtime is shutting down).
+//!
+//! ## What does not compile
+//!
+//! [`contract_rules`] lists every rule a contract must follow: what it
+//! forbids, why, the error rustc shows and the fix. The keys of a contract
+//! and what the macro generates are on [`operation`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -77,11 +83,165 @@ mod runtime;
 #[doc(hidden)]
 pub mod __private;
 
+#[doc = include_str!("../../docs/contract-rules.md")]
+pub mod contract_rules {}
+
 pub use context::Context;
 pub use contract::{Contract, KeySpec, ResourceUse};
 pub use error::{BindError, Busy, ConfigError, Error};
 pub use herta_contract::{retry_verdict, RetryVerdict};
-pub use herta_macros::{operation, resources, Classify};
+/// Declares the execution contract of an `async fn` and generates its
+/// wrapper type.
+///
+/// The function stays as written. Next to it comes a wrapper type
+/// (`replace_catalogue` → `ReplaceCatalogue`) whose `bind` checks the
+/// contract against a [`Runtime`] and whose `call` runs the function under
+/// it. Every rule a contract must follow, with its error and its fix, is on
+/// the [`contract_rules`] page.
+///
+/// ```
+/// use herta::{Context, Runtime};
+///
+/// herta::resources! {
+///     /// Connections to the primary database.
+///     pub DB_WRITE: "db-write" = 4;
+/// }
+///
+/// #[derive(Debug, Clone)]
+/// pub struct Row {
+///     pub sku: String,
+/// }
+///
+/// #[derive(Debug, herta::Classify)]
+/// pub enum DbError {
+///     #[outcome(Transient)]
+///     Busy,
+///     #[outcome(Uncertain)]
+///     LostReply,
+///     Corrupt(String), // no `#[outcome]`: Permanent, never retried
+/// }
+///
+/// /// Replaces one brand's rows.
+/// #[herta::operation(
+///     effect = Idempotent,                       // required: Pure | Idempotent | NonIdempotent
+///     resources("worker" = 1, DB_WRITE = 3),     // budgets one call holds, by name or constant
+///     admission = Wait,                          // Wait (default) | Reject
+///     retry(on = [Transient, Uncertain], max = 3),
+///     timeout = "2s",                            // per attempt: "250ms", "2s", "1m", "1h"
+///     serialize_by(brand, scope = "catalogue"),  // or `serialize_by = brand`
+/// )]
+/// pub async fn replace_catalogue(
+///     ctx: Context, // optional, first: attempt number, operation name, deadline
+///     brand: String,
+///     rows: Vec<Row>,
+/// ) -> Result<u64, DbError> {
+///     if ctx.attempt() == 1 {
+///         return Err(DbError::Busy); // Transient: retried, with the key and budgets held
+///     }
+///     Ok(rows.len() as u64)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let runtime = Runtime::builder()
+///     .resource(herta::Resource::new("worker", 8))
+///     .resource(DB_WRITE)
+///     .build()?;
+/// // `bind` checks what the compiler could not: "worker" exists and has room.
+/// let op = ReplaceCatalogue::bind(&runtime)?;
+/// assert_eq!(ReplaceCatalogue::NAME, "replace_catalogue");
+///
+/// let rows = vec![Row { sku: "a-1".into() }, Row { sku: "a-2".into() }];
+/// let replaced = op.call("acme".to_owned(), rows).await.expect("the second attempt succeeds");
+/// assert_eq!(replaced, 2);
+/// assert_eq!(runtime.stats().retried, 1);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The wrapper of an operation with only owned parameters implements
+/// [`Operation`], for generic code:
+///
+/// ```
+/// use herta::{Failure, Operation, Runtime};
+///
+/// /// Charges a customer: fails fast when busy, never retried.
+/// #[herta::operation(effect = NonIdempotent, resources("payments" = 1), admission = Reject)]
+/// async fn charge(customer: u64, cents: u64) -> Result<u64, Failure<std::io::Error>> {
+///     Ok(customer * 1_000 + cents)
+/// }
+///
+/// async fn run<O: Operation>(op: &O, args: O::Args) -> Result<O::Output, herta::Error<O::Error>> {
+///     op.call_with(args).await
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let runtime = Runtime::builder().resource(herta::Resource::new("payments", 1)).build()?;
+/// let charge = Charge::bind(&runtime)?;
+/// assert_eq!(run(&charge, (7, 250)).await?, 7_250);
+/// # Ok(())
+/// # }
+/// ```
+#[doc(inline)]
+pub use herta_macros::operation;
+
+/// Declares named budgets as [`Resource`] constants.
+///
+/// ```
+/// const POOL_SIZE: u32 = 3;
+///
+/// herta::resources! {
+///     /// Render slots shared by every render call.
+///     pub WORKER: "worker" = 4;
+///     /// Connections to the primary database.
+///     pub(crate) DB_WRITE: "db-write" = POOL_SIZE + 1;
+/// }
+/// // The same as:
+/// // pub const WORKER: herta::Resource = herta::Resource::new("worker", 4);
+/// // pub(crate) const DB_WRITE: herta::Resource = herta::Resource::new("db-write", POOL_SIZE + 1);
+///
+/// assert_eq!((WORKER.name(), WORKER.capacity()), ("worker", 4));
+/// assert_eq!(DB_WRITE.capacity(), 4);
+/// let runtime = herta::Runtime::builder()
+///     .resource(WORKER)
+///     .resource(DB_WRITE)
+///     .build()
+///     .unwrap();
+/// # let _ = runtime;
+/// ```
+///
+/// Its compile errors are on the [`contract_rules`] page.
+#[doc(inline)]
+pub use herta_macros::resources;
+
+/// Derives [`Classify`](trait@Classify) from `#[outcome(...)]` attributes.
+///
+/// ```
+/// use herta::{Classify, Outcome};
+///
+/// #[derive(Debug, Classify)]
+/// enum DbError {
+///     #[outcome(Transient)]
+///     Busy,
+///     #[outcome(Uncertain)]
+///     LostReply { sent: u64 },
+///     Corrupt(String), // no attribute: Permanent, never retried
+/// }
+///
+/// #[derive(Debug, Classify)]
+/// #[outcome(Transient)] // on the type: the outcome of every variant without one
+/// struct ConnectionReset;
+///
+/// assert_eq!(DbError::Busy.outcome(), Outcome::Transient);
+/// assert_eq!(DbError::LostReply { sent: 1 }.outcome(), Outcome::Uncertain);
+/// assert_eq!(DbError::Corrupt("bad row".into()).outcome(), Outcome::Permanent);
+/// assert_eq!(ConnectionReset.outcome(), Outcome::Transient);
+/// ```
+///
+/// Its compile errors are on the [`contract_rules`] page (rule 12).
+#[doc(inline)]
+pub use herta_macros::Classify;
 pub use operation::Operation;
 pub use outcome::{Admission, Classify, Effect, Failure, Outcome};
 pub use resource::Resource;

@@ -10,4 +10,9 @@ async fn render(name: String, job: Job) -> Result<u64, Failure<String>> {
     Ok(job.id)
 }
 
+#[herta::operation(effect = Idempotent, retry(on = Transient, max = 3))]
+async fn render_all(jobs: Vec<Job>) -> Result<usize, Failure<String>> {
+    Ok(jobs.len())
+}
+
 fn main() {}

@@ -1,5 +1,6 @@
 //! `resources!`: docs, visibility, a capacity from a constant expression,
-//! and constants used by path in contracts.
+//! and constants used by path in contracts: a resource named by string only,
+//! by path only (plain, `crate::`, from another module), and several mixed.
 use herta::{Failure, Resource, Runtime};
 
 const POOL: u32 = 3;
@@ -16,7 +17,30 @@ async fn render() -> Result<(), Failure<String>> {
     Ok(())
 }
 
-fn main() {
+mod budgets {
+    herta::resources! {
+        /// Declared in another module.
+        pub GPU: "gpu" = 2;
+    }
+}
+
+#[herta::operation(effect = Pure, resources("worker" = 2))]
+async fn by_name() -> Result<u32, Failure<String>> {
+    Ok(1)
+}
+
+#[herta::operation(effect = Pure, resources(budgets::GPU = 2))]
+async fn by_path() -> Result<u32, Failure<String>> {
+    Ok(2)
+}
+
+#[herta::operation(effect = Pure, resources(WORKER = 1, "gpu" = 1, self::DB_WRITE = 4))]
+async fn several() -> Result<u32, Failure<String>> {
+    Ok(3)
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
     let _: Resource = WORKER;
     assert_eq!(WORKER.name(), "worker");
     assert_eq!(DB_WRITE.capacity(), 4);
@@ -38,4 +62,18 @@ fn main() {
         .unwrap();
     // "extra" is checked at bind.
     assert!(Render::bind(&rt).is_err());
+
+    let rt = Runtime::builder()
+        .resource(WORKER)
+        .resource(DB_WRITE)
+        .resource(budgets::GPU)
+        .build()
+        .unwrap();
+    assert_eq!(ByPath::CONTRACT.resources()[0].resource(), "gpu");
+    let total = ByName::bind(&rt).unwrap().call().await.unwrap()
+        + ByPath::bind(&rt).unwrap().call().await.unwrap()
+        + Several::bind(&rt).unwrap().call().await.unwrap();
+    assert_eq!(total, 6);
+    let db = rt.stats();
+    assert_eq!(db.resource("db-write").unwrap().peak_in_use, 4);
 }
