@@ -174,21 +174,41 @@ impl State {
     /// Grants, in arrival order, every queued waiter that can be granted, and
     /// recomputes the `blocked` flags. Returns the wakers to wake once the
     /// lock is released.
+    ///
+    /// The scan stops as soon as no budget is *open* (free units and not
+    /// blocked): no later waiter could be granted then, and every check made
+    /// before the next pass sees such a budget as short or blocked anyway.
+    /// Passes run only after a release or a cancellation, the only events
+    /// that add free units. So a release on a budget with a long queue costs
+    /// the grants it makes, not the length of the queue.
     fn pass(&mut self) -> Vec<Waker> {
         let mut wake = Vec::new();
+        let mut open = 0usize;
         for b in &mut self.budgets {
             b.blocked = false;
+            open += usize::from(b.free > 0);
         }
         let mut i = 0;
-        while i < self.queue.len() {
+        while i < self.queue.len() && open > 0 {
             let key = self.queue[i];
             let needs = Arc::clone(&self.waiters[key].needs);
             if self.blocked_on(&needs).is_some() {
-                self.block(&needs);
+                // Block what it is short of; an open budget closes.
+                for n in needs.iter() {
+                    let b = &mut self.budgets[n.resource];
+                    if !b.blocked && b.free < n.units {
+                        b.blocked = true;
+                        open -= usize::from(b.free > 0);
+                    }
+                }
                 i += 1;
                 continue;
             }
             self.take(&needs);
+            open -= needs
+                .iter()
+                .filter(|n| self.budgets[n.resource].free == 0)
+                .count();
             self.stop_waiting(&needs);
             self.queue.remove(i);
             let w = &mut self.waiters[key];
