@@ -66,6 +66,16 @@
 //! [`contract_rules`] lists every rule a contract must follow: what it
 //! forbids, why, the error rustc shows and the fix. The keys of a contract
 //! and what the macro generates are on [`operation`].
+//!
+//! ## Guides
+//!
+//! [`guide`] carries the design documents (`docs/` in the repository), with
+//! every example compiled: [concepts](guide::concepts),
+//! [execution model](guide::execution_model),
+//! [failure semantics](guide::failure_semantics),
+//! [resource arbitration](guide::resource_arbitration),
+//! [architecture](guide::architecture) and
+//! [what herta is not](guide::what_herta_is_not).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -85,6 +95,22 @@ pub mod __private;
 
 #[doc = include_str!("../../docs/contract-rules.md")]
 pub mod contract_rules {}
+
+/// The design documents, with every example compiled as a doc test.
+pub mod guide {
+    #[doc = include_str!("../../docs/concepts.md")]
+    pub mod concepts {}
+    #[doc = include_str!("../../docs/execution-model.md")]
+    pub mod execution_model {}
+    #[doc = include_str!("../../docs/failure-semantics.md")]
+    pub mod failure_semantics {}
+    #[doc = include_str!("../../docs/resource-arbitration.md")]
+    pub mod resource_arbitration {}
+    #[doc = include_str!("../../docs/architecture.md")]
+    pub mod architecture {}
+    #[doc = include_str!("../../docs/what-herta-is-not.md")]
+    pub mod what_herta_is_not {}
+}
 
 pub use context::Context;
 pub use contract::{Contract, KeySpec, ResourceUse};
