@@ -37,6 +37,9 @@ pub(crate) struct KeyTable<K> {
 
 struct Entry<K> {
     key: K,
+    /// The key's hash when it was inserted: removal and rehashing use it, so
+    /// a key whose `Hash` is not stable cannot corrupt the index.
+    hash: u64,
     /// Waiter slab keys, oldest first.
     queue: VecDeque<usize>,
 }
@@ -92,9 +95,10 @@ impl<K: Hash + Eq> KeyTable<K> {
         }
         let entry = entries.insert(Entry {
             key,
+            hash,
             queue: VecDeque::new(),
         });
-        index.insert_unique(hash, entry, |&e| self.hasher.hash_one(&entries[e].key));
+        index.insert_unique(hash, entry, |&e| entries[e].hash);
         Ok(KeyGuard { table: self, entry })
     }
 
@@ -119,8 +123,7 @@ impl<K: Hash + Eq> KeyTable<K> {
                 }
                 None => {
                     let removed = state.entries.remove(entry);
-                    let hash = self.hasher.hash_one(&removed.key);
-                    if let Ok(found) = state.index.find_entry(hash, |&e| e == entry) {
+                    if let Ok(found) = state.index.find_entry(removed.hash, |&e| e == entry) {
                         found.remove();
                     }
                     None
@@ -217,9 +220,10 @@ impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
             }
             let entry = entries.insert(Entry {
                 key,
+                hash,
                 queue: VecDeque::new(),
             });
-            index.insert_unique(hash, entry, |&e| table.hasher.hash_one(&entries[e].key));
+            index.insert_unique(hash, entry, |&e| entries[e].hash);
             return Poll::Ready(Ok(KeyGuard { table, entry }));
         };
         let w = &mut state.waiters[slot];

@@ -145,3 +145,101 @@ impl Gauge {
         self.peak.load(Ordering::SeqCst)
     }
 }
+
+// ---------------------------------------------------------------------------
+// Helpers for the reliability suites (hammer, cancellation sweep, schedules,
+// key space, bad input). See RELIABILITY.md.
+
+/// Polls `fut` once with a waker that does nothing, so that a grant or a
+/// wake-up it receives afterwards stays unseen until the test polls again
+/// (or drops it): this reaches the "granted but not yet polled" states.
+pub fn poll_once<F: Future + ?Sized>(fut: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    fut.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+}
+
+/// The start of every deliberate panic's message; [`quiet_deliberate_panics`]
+/// keeps them off stderr.
+pub const DELIBERATE: &str = "herta-tests deliberate panic";
+
+/// Installs (once per process) a panic hook that stays silent for panics
+/// whose message starts with [`DELIBERATE`] and reports every other panic
+/// as the previous hook would.
+pub fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !message.starts_with(DELIBERATE) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// The text of a panic payload (`String` or `&str`), or `"<non-string>"`.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "<non-string>".to_owned())
+}
+
+/// A field of `/proc/self/status` in KiB (`"VmHWM"`: peak resident set,
+/// `"VmRSS"`: resident set now); `None` where there is no procfs.
+pub fn proc_status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|line| {
+        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
+        rest.trim().trim_end_matches("kB").trim().parse().ok()
+    })
+}
+
+/// A positive number from the environment variable `name`, else `default`.
+pub fn env_count(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .replace('_', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so a failing iteration
+/// of a stress test can be named by its seed and replayed.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        // Never zero: xorshift would stay at zero.
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform-enough in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    /// True with probability `1 / n`.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+}
