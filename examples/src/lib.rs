@@ -5,11 +5,16 @@
 //! * `quickstart` — the first program to read: budgets, retry, reject, stats.
 //! * `catalogue` — a real workload: a CSV catalogue written into SQLite
 //!   through two operations sharing a `db-write` budget.
+//! * `service` — an axum HTTP service whose routes call herta operations;
+//!   its router, operations and error → status mapping are the [`service`]
+//!   module, so that `tests/service.rs` drives the same code over real HTTP.
 //! * `gen_catalogue` — regenerates `examples/data/catalogue.csv` from
 //!   [`catalogue_csv`] (deterministic, so the file in the repository is
 //!   reproducible; a test below checks it).
 
 use std::fmt::Write as _;
+
+pub mod service;
 
 /// The brands of the generated catalogue: name, SKU prefix, number of rows.
 pub const BRANDS: [(&str, &str, usize); 6] = [

@@ -18,6 +18,7 @@ use crate::error::{BindError, Busy, Error};
 use crate::keys::{KeyTable, TryKeyError};
 use crate::outcome::{normalize, Admission, Outcome};
 use crate::runtime::{Counters, Runtime};
+use crate::trace::{self, Stage, Wait};
 
 /// A contract bound to a runtime: what a generated wrapper type holds.
 ///
@@ -218,7 +219,26 @@ impl<K: 'static> Bound<K> {
     }
 
     /// Runs a call, making up to the contract's `max_attempts` attempts.
+    ///
+    /// With the `tracing` feature the call runs inside a `herta.operation`
+    /// span (see [`herta::trace`](crate::trace) for the span and its events).
     pub async fn call<F, Fut>(
+        &self,
+        key: Option<K>,
+        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        attempt: F,
+    ) -> Result<<Fut::Output as HandlerOutput>::Ok, Error<<Fut::Output as HandlerOutput>::Err>>
+    where
+        F: FnMut(Context) -> Fut,
+        Fut: Future,
+        Fut::Output: HandlerOutput,
+    {
+        let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
+        trace::instrument(self.run(key, classify, attempt), span).await
+    }
+
+    /// The call itself: admission gate → key → budgets → attempts.
+    async fn run<F, Fut>(
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
@@ -238,6 +258,7 @@ impl<K: 'static> Bound<K> {
         // 1. Admission gate.
         if !rt.gate.enter() {
             Counters::bump(&counters.rejected);
+            trace::stopping(Stage::Admission);
             return Err(Error::Stopping { operation });
         }
         Counters::bump(&counters.admitted);
@@ -247,12 +268,14 @@ impl<K: 'static> Bound<K> {
             runtime: &inner.runtime,
             completed: false,
         };
-        let stopping = || {
+        let stopping = |stage| {
             Counters::bump(&counters.rejected);
+            trace::stopping(stage);
             Error::Stopping { operation }
         };
         let throttled = |busy| {
             Counters::bump(&counters.throttled);
+            trace::throttled(&busy);
             Error::Throttled { operation, busy }
         };
 
@@ -271,22 +294,26 @@ impl<K: 'static> Bound<K> {
                     }
                     Err(TryKeyError::Closed) => {
                         call.completed = true;
-                        return Err(stopping());
+                        return Err(stopping(Stage::Key));
                     }
                 },
-                Admission::Wait => match table
-                    .acquire(TableKey {
+                Admission::Wait => {
+                    let (acquired, waited) = trace::timed(table.acquire(TableKey {
                         key,
                         ops: inner.key_ops,
-                    })
-                    .await
-                {
-                    Ok(guard) => guard,
-                    Err(_closed) => {
-                        call.completed = true;
-                        return Err(stopping());
+                    }))
+                    .await;
+                    match acquired {
+                        Ok(guard) => {
+                            trace::waited(Wait::Key, waited);
+                            guard
+                        }
+                        Err(_closed) => {
+                            call.completed = true;
+                            return Err(stopping(Stage::Key));
+                        }
                     }
-                },
+                }
             }),
             _ => None,
         };
@@ -302,14 +329,17 @@ impl<K: 'static> Bound<K> {
                 }
                 Err(TryAcquireError::Closed) => {
                     call.completed = true;
-                    return Err(stopping());
+                    return Err(stopping(Stage::Budgets));
                 }
             },
-            Admission::Wait => match rt.arbiter.acquire(&inner.needs).await {
-                Ok(permit) => permit,
-                Err(_closed) => {
+            Admission::Wait => match trace::timed(rt.arbiter.acquire(&inner.needs)).await {
+                (Ok(permit), waited) => {
+                    trace::waited(Wait::Budgets, waited);
+                    permit
+                }
+                (Err(_closed), _) => {
                     call.completed = true;
-                    return Err(stopping());
+                    return Err(stopping(Stage::Budgets));
                 }
             },
         };
@@ -323,6 +353,7 @@ impl<K: 'static> Bound<K> {
             attempts += 1;
             if attempts > 1 {
                 Counters::bump(&counters.retried);
+                trace::retrying(attempts, max_attempts);
             }
             let deadline = contract.timeout().map(|t| Instant::now() + t);
             let ctx = Context {
@@ -344,6 +375,7 @@ impl<K: 'static> Bound<K> {
                     }
                     Err(error) => {
                         let outcome = normalize(classify(&error));
+                        trace::attempt_failed(outcome, attempts, max_attempts);
                         if attempts < max_attempts && contract.retries(outcome) {
                             continue;
                         }
@@ -358,12 +390,15 @@ impl<K: 'static> Bound<K> {
                 },
                 Some(Err(panic)) => {
                     Counters::bump(&counters.panicked);
+                    trace::panicked(contract, attempts, max_attempts);
                     call.completed = true;
                     std::panic::resume_unwind(panic);
                 }
                 None => {
                     Counters::bump(&counters.timed_out);
-                    contract.effect().timeout_outcome()
+                    let outcome = contract.effect().timeout_outcome();
+                    trace::timed_out(contract, outcome, attempts, max_attempts);
+                    outcome
                 }
             };
             if attempts < max_attempts && contract.retries(outcome) {
@@ -391,6 +426,7 @@ impl Drop for InFlight<'_> {
         let rt = &*self.runtime.inner;
         if !self.completed {
             Counters::bump(&rt.counters.cancelled);
+            trace::cancelled();
         }
         Counters::bump(&rt.counters.finished);
         rt.gate.exit();

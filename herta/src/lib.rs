@@ -89,6 +89,9 @@ mod operation;
 mod outcome;
 mod resource;
 mod runtime;
+#[cfg(feature = "tower")]
+pub mod tower;
+pub mod trace;
 
 #[doc(hidden)]
 pub mod __private;

@@ -1,0 +1,565 @@
+//! The `service` example as a library: an axum HTTP service whose handlers
+//! call herta operations sharing one [`Runtime`], so that the example binary
+//! (`examples/service/main.rs`) and its integration test
+//! (`examples/tests/service.rs`) run the very same router.
+//!
+//! | route | operation | contract |
+//! |---|---|---|
+//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots, `retry(on = Transient, max = 3)`, `timeout = "10s"` |
+//! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
+//! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
+//! | `GET /stats` | — | [`herta::Stats`] as text |
+//!
+//! How a [`herta::Error`] becomes an HTTP response ([`error_response`]):
+//!
+//! | herta says | status | headers, body |
+//! |---|---|---|
+//! | `Error::Throttled` (a `Reject` call found no room) | 429 Too Many Requests | `Retry-After: 1`; what was busy |
+//! | `Error::Stopping` (the runtime is shutting down) | 503 Service Unavailable | `Connection: close` |
+//! | outcome `Uncertain` (a failed or timed-out `NonIdempotent` call) | 502 Bad Gateway | the body says the outcome is **unknown**: it may or may not have taken effect, check before retrying |
+//! | `Error::TimedOut`, outcome `Transient` | 504 Gateway Timeout | — |
+//! | `Error::Failed`, outcome `Transient` (retries used up) | 503 Service Unavailable | `Retry-After: 1` |
+//! | `Error::Failed`, outcome `Throttled` (downstream said busy) | 429 Too Many Requests | `Retry-After: 1` |
+//! | `Error::Failed`, outcome `Permanent` | 422 Unprocessable Content | the handler's error (the request cannot succeed as sent) |
+//!
+//! Shutdown ([`serve`]) has two phases, so that running requests finish and
+//! new ones get an answer rather than a refused connection: on the signal,
+//! [`Runtime::close`] makes new and queued calls fail with `Stopping` (503)
+//! while the listener still accepts; once [`Runtime::shutdown`] has drained
+//! every running call, axum's graceful shutdown stops accepting, lets the
+//! last responses go out and returns.
+//!
+//! The handlers do their "work" through a [`Backend`] that also *measures*
+//! it: how many handlers of each operation are inside at once (and the
+//! most ever), and how many replacements of one brand overlap. The example
+//! binary's backend sleeps for a fixed latency; the test's backend holds
+//! each handler at a gate until the test releases it, so load is exact.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::Router;
+use herta::{BindError, Context, Error, Outcome, Runtime};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+
+herta::resources! {
+    /// Render slots: at most 4 renders at once.
+    pub RENDER: "render" = 4;
+    /// Connections to the payment gateway: at most 2 charges at once.
+    pub PAYMENTS: "payments" = 2;
+    /// Write load on the catalogue database; a replacement holds 2 units.
+    pub DB_WRITE: "db-write" = 4;
+}
+
+/// The runtime the service's operations share: [`RENDER`], [`PAYMENTS`] and
+/// [`DB_WRITE`].
+pub fn runtime() -> Runtime {
+    Runtime::builder()
+        .resource(RENDER)
+        .resource(PAYMENTS)
+        .resource(DB_WRITE)
+        .build()
+        .expect("three distinct, non-empty resources with room")
+}
+
+// ------------------------------------------------------------------ backend
+
+/// How many handlers are inside now, the most ever, and how many ever
+/// entered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Load {
+    /// Handlers inside now.
+    pub inside: u32,
+    /// The most handlers ever inside at once.
+    pub peak: u32,
+    /// Handlers that ever entered (attempts, not calls).
+    pub entered: u64,
+}
+
+/// Measures one operation's handlers, and holds them at a gate in tests.
+#[derive(Debug)]
+pub struct Gauge {
+    load: watch::Sender<Load>,
+    /// `Some` for a gated backend: each handler waits for one permit.
+    gate: Option<Semaphore>,
+}
+
+impl Gauge {
+    fn new(gated: bool) -> Self {
+        Gauge {
+            load: watch::Sender::new(Load::default()),
+            gate: gated.then(|| Semaphore::new(0)),
+        }
+    }
+
+    /// The figures now.
+    pub fn load(&self) -> Load {
+        *self.load.borrow()
+    }
+
+    /// Waits until `cond` holds for the figures (it is checked on every
+    /// change, so no update is missed).
+    pub async fn until(&self, cond: impl FnMut(&Load) -> bool) -> Load {
+        *self
+            .load
+            .subscribe()
+            .wait_for(cond)
+            .await
+            .expect("the gauge lives as long as the receiver")
+    }
+
+    /// Lets `n` handlers held at the gate through (gated backends only;
+    /// permits not yet needed are kept for later handlers).
+    pub fn release(&self, n: usize) {
+        if let Some(gate) = &self.gate {
+            gate.add_permits(n);
+        }
+    }
+
+    /// Counts one handler in until the guard drops.
+    fn enter(&self) -> Inside<'_> {
+        self.load.send_modify(|l| {
+            l.inside += 1;
+            l.peak = l.peak.max(l.inside);
+            l.entered += 1;
+        });
+        Inside(self)
+    }
+
+    /// The work itself: wait at the gate, or sleep for `latency`.
+    async fn work(&self, latency: Duration) {
+        match &self.gate {
+            Some(gate) => gate
+                .acquire()
+                .await
+                .expect("the gate is never closed")
+                .forget(),
+            None => tokio::time::sleep(latency).await,
+        }
+    }
+}
+
+/// One handler inside a [`Gauge`].
+struct Inside<'a>(&'a Gauge);
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        self.0.load.send_modify(|l| l.inside -= 1);
+    }
+}
+
+/// One catalogue row: a SKU and its price in cents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    /// The product's stock-keeping unit, e.g. `ACM-00001`.
+    pub sku: String,
+    /// Price in cents.
+    pub price_cents: u64,
+}
+
+/// What the handlers work against: a simulated render farm, payment gateway
+/// and catalogue database, measuring the load they see.
+#[derive(Debug)]
+pub struct Backend {
+    latency: Duration,
+    /// `render` handlers.
+    pub render: Gauge,
+    /// `charge` handlers.
+    pub charge: Gauge,
+    /// `replace_catalogue` handlers.
+    pub catalogue: Gauge,
+    /// Replacements in progress per brand, and the most of one brand at once.
+    brands: Mutex<(HashMap<String, u32>, u32)>,
+    catalogue_rows: Mutex<HashMap<String, Vec<Row>>>,
+    lost_replies: AtomicU32,
+    receipts: AtomicU64,
+}
+
+impl Backend {
+    /// A backend whose every handler takes `latency` (the example binary's).
+    pub fn new(latency: Duration) -> Arc<Self> {
+        Arc::new(Backend::build(latency, false))
+    }
+
+    /// A backend whose handlers wait at their operation's gate until
+    /// [`Gauge::release`] lets them through (the test's).
+    pub fn gated() -> Arc<Self> {
+        Arc::new(Backend::build(Duration::ZERO, true))
+    }
+
+    fn build(latency: Duration, gated: bool) -> Self {
+        Backend {
+            latency,
+            render: Gauge::new(gated),
+            charge: Gauge::new(gated),
+            catalogue: Gauge::new(gated),
+            brands: Mutex::new((HashMap::new(), 0)),
+            catalogue_rows: Mutex::new(HashMap::new()),
+            lost_replies: AtomicU32::new(0),
+            receipts: AtomicU64::new(0),
+        }
+    }
+
+    /// The next `n` charges take effect but lose the gateway's reply: their
+    /// outcome is `Uncertain` (failure injection).
+    pub fn lose_next_replies(&self, n: u32) {
+        self.lost_replies.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// Receipts issued so far (charges that took effect, replies lost or not).
+    pub fn receipts(&self) -> u64 {
+        self.receipts.load(Ordering::SeqCst)
+    }
+
+    /// The most replacements of a single brand ever in progress at once
+    /// (`serialize_by = brand` keeps it at 1).
+    pub fn brand_overlap(&self) -> u32 {
+        self.brands.lock().unwrap_or_else(PoisonError::into_inner).1
+    }
+
+    /// The rows stored for `brand`, if it was ever replaced.
+    pub fn catalogue(&self, brand: &str) -> Option<Vec<Row>> {
+        self.catalogue_rows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(brand)
+            .cloned()
+    }
+
+    /// Counts one replacement of `brand` in until the guard drops.
+    fn enter_brand(&self, brand: &str) -> BrandInside<'_> {
+        let mut brands = self.brands.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = brands.0.entry(brand.to_owned()).or_insert(0);
+        *now += 1;
+        let now = *now;
+        brands.1 = brands.1.max(now);
+        BrandInside {
+            backend: self,
+            brand: brand.to_owned(),
+        }
+    }
+}
+
+struct BrandInside<'a> {
+    backend: &'a Backend,
+    brand: String,
+}
+
+impl Drop for BrandInside<'_> {
+    fn drop(&mut self) {
+        let mut brands = self
+            .backend
+            .brands
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(now) = brands.0.get_mut(&self.brand) {
+            *now -= 1;
+            if *now == 0 {
+                brands.0.remove(&self.brand);
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ operations
+
+/// Why a render attempt failed.
+#[derive(Debug, thiserror::Error, herta::Classify)]
+pub enum RenderError {
+    /// The renderer dropped the job; another attempt may succeed.
+    #[outcome(Transient)]
+    #[error("the renderer dropped job `{0}`")]
+    Dropped(String),
+}
+
+/// Renders `job`. Rendering twice gives the same page, so it is `Idempotent`
+/// and a `Transient` failure is retried (3 attempts in all). A job whose
+/// name starts with `flaky` fails its first attempt, to show the retry.
+#[herta::operation(effect = Idempotent, resources(RENDER = 1), admission = Wait,
+                   retry(on = Transient, max = 3), timeout = "10s")]
+pub async fn render(
+    ctx: Context,
+    job: String,
+    backend: Arc<Backend>,
+) -> Result<String, RenderError> {
+    let _inside = backend.render.enter();
+    backend.render.work(backend.latency).await;
+    if job.starts_with("flaky") && ctx.attempt() == 1 {
+        return Err(RenderError::Dropped(job));
+    }
+    Ok(format!(
+        "<h1>{job}</h1> (attempt {} of {})\n",
+        ctx.attempt(),
+        ctx.max_attempts()
+    ))
+}
+
+/// Why a charge failed.
+#[derive(Debug, thiserror::Error, herta::Classify)]
+pub enum ChargeError {
+    /// The gateway took the charge but its reply was lost: charged or not,
+    /// nobody knows.
+    #[outcome(Uncertain)]
+    #[error("the payment gateway's reply for `{0}` was lost")]
+    LostReply(String),
+}
+
+/// Charges `customer`. Charging twice charges twice, so it is
+/// `NonIdempotent`: never retried, and it fails fast (`Throttled`, 429)
+/// rather than queue when both gateway connections are busy.
+#[herta::operation(effect = NonIdempotent, resources(PAYMENTS = 1), admission = Reject,
+                   timeout = "10s")]
+pub async fn charge(customer: String, backend: Arc<Backend>) -> Result<String, ChargeError> {
+    let _inside = backend.charge.enter();
+    backend.charge.work(backend.latency).await;
+    let receipt = backend.receipts.fetch_add(1, Ordering::SeqCst) + 1;
+    let lost = backend
+        .lost_replies
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok();
+    if lost {
+        return Err(ChargeError::LostReply(customer));
+    }
+    Ok(format!("charged {customer}: receipt #{receipt}\n"))
+}
+
+/// Why a catalogue replacement failed.
+#[derive(Debug, thiserror::Error, herta::Classify)]
+pub enum CatalogueError {
+    /// The database was busy; another attempt may succeed.
+    #[outcome(Transient)]
+    #[error("the catalogue database is busy")]
+    Busy,
+}
+
+/// Replaces all rows of `brand`. The same rows give the same catalogue, so
+/// it is `Idempotent`; replacements of one brand run one at a time
+/// (`serialize_by = brand`), two brands at once (2 of 4 `db-write` units).
+#[herta::operation(effect = Idempotent, resources(DB_WRITE = 2), serialize_by = brand,
+                   retry(on = Transient, max = 3), timeout = "10s")]
+pub async fn replace_catalogue(
+    brand: String,
+    rows: Vec<Row>,
+    backend: Arc<Backend>,
+) -> Result<usize, CatalogueError> {
+    let _inside = backend.catalogue.enter();
+    let _brand = backend.enter_brand(&brand);
+    backend.catalogue.work(backend.latency).await;
+    let count = rows.len();
+    backend
+        .catalogue_rows
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(brand, rows);
+    Ok(count)
+}
+
+// ------------------------------------------------------------------ HTTP
+
+/// What every route handler shares: the bound operations and the backend.
+#[derive(Clone)]
+struct AppState {
+    runtime: Runtime,
+    render: Render,
+    charge: Charge,
+    catalogue: ReplaceCatalogue,
+    backend: Arc<Backend>,
+}
+
+/// The service's router, with every operation bound to `runtime` (which
+/// must declare [`RENDER`], [`PAYMENTS`] and [`DB_WRITE`], as [`runtime()`]
+/// does).
+///
+/// # Errors
+///
+/// The [`BindError`] of an operation whose contract `runtime` cannot serve.
+pub fn app(runtime: &Runtime, backend: Arc<Backend>) -> Result<Router, BindError> {
+    let state = AppState {
+        runtime: runtime.clone(),
+        render: Render::bind(runtime)?,
+        charge: Charge::bind(runtime)?,
+        catalogue: ReplaceCatalogue::bind(runtime)?,
+        backend,
+    };
+    Ok(Router::new()
+        .route("/render/{job}", post(render_route))
+        .route("/charge/{customer}", post(charge_route))
+        .route("/catalogue/{brand}", put(catalogue_route))
+        .route("/stats", get(stats_route))
+        .with_state(state))
+}
+
+async fn render_route(State(app): State<AppState>, Path(job): Path<String>) -> Response {
+    respond(app.render.call(job, app.backend).await)
+}
+
+async fn charge_route(State(app): State<AppState>, Path(customer): Path<String>) -> Response {
+    respond(app.charge.call(customer, app.backend).await)
+}
+
+/// The body is one row per line: `sku,price_cents`.
+async fn catalogue_route(
+    State(app): State<AppState>,
+    Path(brand): Path<String>,
+    body: String,
+) -> Response {
+    let rows = match parse_rows(&body) {
+        Ok(rows) => rows,
+        Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
+    };
+    respond(
+        app.catalogue
+            .call(brand.clone(), rows, app.backend)
+            .await
+            .map(|n| format!("replaced {brand}: {n} rows\n")),
+    )
+}
+
+async fn stats_route(State(app): State<AppState>) -> String {
+    format!("{}\n", app.runtime.stats())
+}
+
+/// Parses `sku,price_cents` lines (blank lines skipped).
+///
+/// # Errors
+///
+/// The first malformed line, with its 1-based number.
+pub fn parse_rows(body: &str) -> Result<Vec<Row>, String> {
+    body.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let bad = || format!("line {}: expected `sku,price_cents`, got `{line}`\n", i + 1);
+            let (sku, price) = line.split_once(',').ok_or_else(bad)?;
+            let price_cents = price.trim().parse().map_err(|_| bad())?;
+            let sku = sku.trim();
+            if sku.is_empty() {
+                return Err(bad());
+            }
+            Ok(Row {
+                sku: sku.to_owned(),
+                price_cents,
+            })
+        })
+        .collect()
+}
+
+/// `200 OK` with the value, or [`error_response`].
+fn respond<T: Into<Body>, E: fmt::Display>(result: Result<T, Error<E>>) -> Response {
+    match result {
+        Ok(body) => (StatusCode::OK, body.into()).into_response(),
+        Err(err) => error_response(&err),
+    }
+}
+
+/// The HTTP response for a herta error (the table in the module docs).
+pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
+    let retry_after = [(header::RETRY_AFTER, HeaderValue::from_static("1"))];
+    let operation = err.operation();
+    match (err, err.outcome()) {
+        (Error::Throttled { .. }, _) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            retry_after,
+            format!("busy: {err}; retry after 1 s\n"),
+        )
+            .into_response(),
+        (Error::Stopping { .. }, _) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONNECTION, HeaderValue::from_static("close"))],
+            format!("shutting down: {err}\n"),
+        )
+            .into_response(),
+        (_, Outcome::Uncertain) => (
+            StatusCode::BAD_GATEWAY,
+            format!(
+                "outcome unknown: `{operation}` may or may not have taken effect ({}); \
+                 check before retrying\n",
+                describe(err)
+            ),
+        )
+            .into_response(),
+        (Error::TimedOut { .. }, _) => {
+            (StatusCode::GATEWAY_TIMEOUT, format!("{err}\n")).into_response()
+        }
+        (_, Outcome::Transient) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            retry_after,
+            format!("{}; retry after 1 s\n", describe(err)),
+        )
+            .into_response(),
+        (_, Outcome::Throttled) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            retry_after,
+            format!("{}; retry after 1 s\n", describe(err)),
+        )
+            .into_response(),
+        _ => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("{}\n", describe(err)),
+        )
+            .into_response(),
+    }
+}
+
+/// The error, with the handler's own error after it.
+fn describe<E: fmt::Display>(err: &Error<E>) -> String {
+    match err.handler_error() {
+        Some(source) => format!("{err}: {source}"),
+        None => err.to_string(),
+    }
+}
+
+// ------------------------------------------------------------------ serving
+
+/// Serves `app` on `listener` until `signal` completes, then shuts down in
+/// two phases:
+///
+/// 1. [`Runtime::close`]: calls waiting for a key or a budget, and every new
+///    call, fail with `Stopping` (503) — the listener still accepts, so new
+///    requests get that answer instead of a refused connection;
+/// 2. once [`Runtime::shutdown`] has drained the running calls (at most
+///    `drain`; running handlers are never cancelled), axum's graceful
+///    shutdown stops accepting, lets in-flight responses go out, and this
+///    function returns.
+///
+/// # Errors
+///
+/// The listener's I/O error, if serving fails.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    runtime: Runtime,
+    signal: impl Future<Output = ()> + Send + 'static,
+    drain: Duration,
+) -> io::Result<()> {
+    let shutdown = async move {
+        signal.await;
+        tracing::info!("shutting down: new and queued calls get 503, running calls finish");
+        runtime.close();
+        if tokio::time::timeout(drain, runtime.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                in_flight = runtime.stats().in_flight,
+                "drain took longer than {drain:?}; closing anyway"
+            );
+        } else {
+            tracing::info!("every call drained; closing connections");
+        }
+    };
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

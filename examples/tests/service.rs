@@ -1,0 +1,381 @@
+//! The `service` example under real HTTP load: the router of
+//! `herta_examples::service`, served by `service::serve` on 127.0.0.1 with an
+//! ephemeral port, driven by a real HTTP client (reqwest) with a bounded
+//! number of requests and a bounded time.
+//!
+//! The backend is gated: every handler waits at its operation's gate until
+//! the test releases it, and counts itself in and out, so the load is exact
+//! and what the handlers saw is measured where the work happens. The test
+//! waits on conditions (the gauges, `Runtime::stats`), never on a sleep.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herta::Runtime;
+use herta_examples::service::{self, Backend};
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::StatusCode;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Each test finishes within this, or fails.
+const BOUND: Duration = Duration::from_secs(60);
+
+struct Server {
+    addr: SocketAddr,
+    rt: Runtime,
+    backend: Arc<Backend>,
+    client: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<io::Result<()>>,
+}
+
+/// What came back: status, headers, body.
+type Reply = (StatusCode, HeaderMap, String);
+
+impl Server {
+    async fn start() -> Server {
+        let rt = service::runtime();
+        let backend = Backend::gated();
+        let app = service::app(&rt, Arc::clone(&backend)).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(service::serve(
+            listener,
+            app,
+            rt.clone(),
+            async {
+                let _ = stopped.await;
+            },
+            Duration::from_secs(30),
+        ));
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        Server {
+            addr,
+            rt,
+            backend,
+            client,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    /// Sends a request on its own task; `body` makes it a PUT.
+    fn send(&self, path: &str, body: Option<String>) -> JoinHandle<Reply> {
+        send(&self.client, self.addr, path, body)
+    }
+
+    fn post(&self, path: &str) -> JoinHandle<Reply> {
+        self.send(path, None)
+    }
+
+    /// Signals shutdown (as Ctrl-C does in the example binary).
+    fn shutdown(&mut self) {
+        self.stop.take().unwrap().send(()).unwrap();
+    }
+}
+
+fn send(
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    path: &str,
+    body: Option<String>,
+) -> JoinHandle<Reply> {
+    let url = format!("http://{addr}{path}");
+    let request = match body {
+        None => client.post(url),
+        Some(body) => client.put(url).body(body),
+    };
+    tokio::spawn(async move {
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        (status, headers, response.text().await.unwrap())
+    })
+}
+
+async fn bounded<F: Future>(test: F) -> F::Output {
+    tokio::time::timeout(BOUND, test)
+        .await
+        .expect("the test finished within its bound")
+}
+
+/// Checks `cond` every 2 ms until it holds (at most 20 s).
+async fn until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never reached: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+async fn reply(call: JoinHandle<Reply>) -> Reply {
+    call.await.expect("the request task did not panic")
+}
+
+fn catalogue_body(brand: &str, version: u64) -> String {
+    (1..=3)
+        .map(|i| format!("{brand}-{i},{}\n", 100 * version + i))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_never_exceed_the_budgets() {
+    bounded(async {
+        let mut server = Server::start().await;
+        let brands = ["acme", "borealis", "cobalt"];
+
+        // 20 renders on 4 render slots; 12 replacements (3 brands × 4) on a
+        // db-write budget of 4 at 2 units each.
+        let renders: Vec<_> = (0..20)
+            .map(|i| server.post(&format!("/render/job-{i}")))
+            .collect();
+        let mut replacements = Vec::new();
+        for version in 0..4 {
+            for brand in brands {
+                let body = catalogue_body(brand, version);
+                replacements.push((
+                    brand,
+                    server.send(&format!("/catalogue/{brand}"), Some(body)),
+                ));
+            }
+        }
+
+        // Every request has reached herta: 4 renders inside and 16 queued;
+        // 2 replacements inside (two brands), the third brand's first one
+        // queued for the budget, the other 9 queued for their brand's key.
+        let rt = server.rt.clone();
+        until("all 32 calls admitted and queued", || {
+            let stats = rt.stats();
+            stats.in_flight == 32
+                && stats.resource("render").unwrap().waiting == 16
+                && stats.resource("db-write").unwrap().waiting == 1
+        })
+        .await;
+        let render = server.backend.render.until(|l| l.inside == 4).await;
+        let catalogue = server.backend.catalogue.until(|l| l.inside == 2).await;
+        assert_eq!((render.inside, render.peak), (4, 4), "renders inside");
+        assert_eq!(
+            (catalogue.inside, catalogue.peak),
+            (2, 2),
+            "replacements inside"
+        );
+        assert_eq!(server.backend.brand_overlap(), 1);
+
+        // Let everything through; the queued calls run as room frees up.
+        server.backend.render.release(20);
+        server.backend.catalogue.release(12);
+        for (i, call) in renders.into_iter().enumerate() {
+            let (status, _, body) = reply(call).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(body, format!("<h1>job-{i}</h1> (attempt 1 of 3)\n"));
+        }
+        for (brand, call) in replacements {
+            let (status, _, body) = reply(call).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(body, format!("replaced {brand}: 3 rows\n"));
+        }
+
+        // What the handlers saw, and what the runtime saw.
+        assert_eq!(
+            server.backend.render.load().peak,
+            4,
+            "never more than 4 renders"
+        );
+        assert_eq!(
+            server.backend.catalogue.load().peak,
+            2,
+            "never more than 2 replacements"
+        );
+        assert_eq!(
+            server.backend.brand_overlap(),
+            1,
+            "never two replacements of a brand"
+        );
+        let stats = server.rt.stats();
+        assert_eq!(stats.resource("render").unwrap().peak_in_use, 4);
+        assert_eq!(stats.resource("db-write").unwrap().peak_in_use, 4);
+        assert_eq!(
+            (stats.admitted, stats.finished, stats.throttled),
+            (32, 32, 0)
+        );
+        for brand in brands {
+            let rows = server.backend.catalogue(brand).unwrap();
+            assert_eq!(rows.len(), 3, "{brand}: one replacement's rows, whole");
+        }
+
+        server.shutdown();
+        server.task.await.unwrap().unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reject_requests_get_429_under_load_and_outcomes_map_to_statuses() {
+    bounded(async {
+        let mut server = Server::start().await;
+
+        // Both payment connections busy.
+        let held: Vec<_> = ["ada", "bob"]
+            .iter()
+            .map(|c| server.post(&format!("/charge/{c}")))
+            .collect();
+        server.backend.charge.until(|l| l.inside == 2).await;
+
+        // 10 more charges at once: each is refused at once, nothing queues.
+        let shed: Vec<_> = (0..10)
+            .map(|i| server.post(&format!("/charge/c{i}")))
+            .collect();
+        for call in shed {
+            let (status, headers, body) = reply(call).await;
+            assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+            assert_eq!(headers.get(RETRY_AFTER).unwrap(), "1");
+            assert!(body.contains("resource `payments` has no room"), "{body}");
+        }
+        assert!(
+            held.iter().all(|h| !h.is_finished()),
+            "answered while the two still run"
+        );
+        let load = server.backend.charge.load();
+        assert_eq!((load.inside, load.peak, load.entered), (2, 2, 2));
+        assert_eq!(server.rt.stats().resource("payments").unwrap().waiting, 0);
+
+        server.backend.charge.release(2);
+        for call in held {
+            let (status, _, body) = reply(call).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert!(body.starts_with("charged "), "{body}");
+        }
+
+        // A lost reply: the charge may have happened, so 502 "outcome unknown".
+        server.backend.lose_next_replies(1);
+        server.backend.charge.release(1);
+        let (status, _, body) = reply(server.post("/charge/carol")).await;
+        assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+        assert!(body.starts_with("outcome unknown"), "{body}");
+        assert!(body.contains("may or may not have taken effect"), "{body}");
+        assert_eq!(
+            server.backend.receipts(),
+            3,
+            "the lost-reply charge did happen"
+        );
+
+        // A Transient failure of an Idempotent render is retried.
+        server.backend.render.release(2);
+        let (status, _, body) = reply(server.post("/render/flaky-1")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body, "<h1>flaky-1</h1> (attempt 2 of 3)\n");
+
+        // A malformed catalogue never reaches herta.
+        let (status, _, body) =
+            reply(server.send("/catalogue/acme", Some("acme-1,12.50\n".to_owned()))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body.starts_with("line 1:"), "{body}");
+
+        let stats = server.rt.stats();
+        assert_eq!((stats.throttled, stats.retried), (10, 1));
+        assert_eq!(stats.admitted, stats.finished);
+        server.shutdown();
+        server.task.await.unwrap().unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_under_load_drains_running_requests_and_answers_new_ones_with_503() {
+    bounded(async {
+        let mut server = Server::start().await;
+
+        // 4 renders and a charge running, 4 renders queued for a slot.
+        let running: Vec<_> = (0..4)
+            .map(|i| server.post(&format!("/render/run-{i}")))
+            .collect();
+        let charging = server.post("/charge/dora");
+        server.backend.render.until(|l| l.inside == 4).await;
+        server.backend.charge.until(|l| l.inside == 1).await;
+        let queued: Vec<_> = (0..4)
+            .map(|i| server.post(&format!("/render/queued-{i}")))
+            .collect();
+        let rt = server.rt.clone();
+        until("4 renders queued", || {
+            rt.stats().resource("render").unwrap().waiting == 4
+        })
+        .await;
+
+        // Ctrl-C.
+        server.shutdown();
+        until("the runtime closed", || rt.is_closed()).await;
+
+        // Queued requests are withdrawn: 503.
+        for call in queued {
+            let (status, headers, body) = reply(call).await;
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+            assert_eq!(headers.get("connection").unwrap(), "close");
+            assert!(body.starts_with("shutting down"), "{body}");
+        }
+        // New requests, on new connections, are answered 503 too.
+        let fresh = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        let new = [
+            send(&fresh, server.addr, "/render/late", None),
+            send(&fresh, server.addr, "/charge/late", None),
+            send(
+                &fresh,
+                server.addr,
+                "/catalogue/acme",
+                Some("acme-1,100\n".to_owned()),
+            ),
+        ];
+        for call in new {
+            let (status, _, body) = reply(call).await;
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        }
+
+        // The running requests were never cancelled: they finish, with 200.
+        assert!(running.iter().all(|r| !r.is_finished()) && !charging.is_finished());
+        assert!(
+            !server.task.is_finished(),
+            "the server drains before it exits"
+        );
+        assert_eq!(server.backend.render.load().inside, 4);
+        server.backend.render.release(4);
+        server.backend.charge.release(1);
+        for (i, call) in running.into_iter().enumerate() {
+            let (status, _, body) = reply(call).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(body, format!("<h1>run-{i}</h1> (attempt 1 of 3)\n"));
+        }
+        let (status, _, body) = reply(charging).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+
+        // Drained: the server exits and stops listening.
+        server.task.await.unwrap().unwrap();
+        assert!(
+            TcpStream::connect(server.addr).await.is_err(),
+            "no longer listening"
+        );
+        let stats = server.rt.stats();
+        assert_eq!(
+            (stats.started, stats.rejected),
+            (5, 7),
+            "5 ran; 4 queued + 3 new refused"
+        );
+        assert_eq!(stats.admitted, stats.finished);
+        assert_eq!(stats.in_flight, 0);
+    })
+    .await;
+}

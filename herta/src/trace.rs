@@ -1,0 +1,336 @@
+//! What herta reports through [`tracing`](https://docs.rs/tracing): the
+//! `tracing` cargo feature (on by default).
+//!
+//! Every call runs inside a span `herta.operation`, and emits events at the
+//! points one debugs: a wait for a key or for budgets (with how long), a
+//! throttled `Reject` call, a failed attempt, a retry, a timeout, a
+//! cancellation, a panic, a refusal because the runtime is stopping. All have
+//! the target `herta`, so `RUST_LOG=herta=debug` (or a `Targets` filter
+//! `herta=debug`) shows them:
+//!
+//! | span or event (message) | level | fields |
+//! |---|---|---|
+//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by`: the key's `Debug`, truncated to 64 characters) |
+//! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
+//! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
+//! | `throttled` | `DEBUG` | `resource` (the budget without room) or `key` (the busy key) |
+//! | `attempt failed` | `DEBUG`; `WARN` when the outcome is `Uncertain` | `outcome`, `attempt` (1-based), `max_attempts` |
+//! | `retrying` | `DEBUG` | `attempt` (the one about to run), `max_attempts` |
+//! | `timed out` | `WARN` | `operation`, `timeout_ms` (f64), `outcome` (`Transient` or `Uncertain`), `attempt`, `max_attempts` |
+//! | `cancelled` | `DEBUG` | — (the caller dropped the call before it completed) |
+//! | `panicked` | `WARN` | `operation`, `attempt`, `max_attempts` (the panic then propagates unchanged) |
+//! | `stopping` | `DEBUG` | `stage`: `admission`, `key` or `budgets` (where the call was refused or withdrawn) |
+//!
+//! `WARN` events name the `operation` themselves, so they say where they come
+//! from even when the subscriber filters the `DEBUG` span out. A successful
+//! uncontended call emits no event at all: only its span.
+//!
+//! **Cost.** While no subscriber is installed (or one that filters `herta`
+//! out), each callsite is one relaxed atomic load: the span is not built, the
+//! key is not formatted, no allocation is made. The key's `Debug` runs only
+//! for an enabled span, and a wait is timed (one clock read) only when the
+//! call actually had to wait.
+//!
+//! With the feature off (`default-features = false`), this module is empty
+//! and no tracing code is compiled into herta.
+//!
+//! ```
+//! use herta::{Failure, Runtime};
+//!
+//! #[herta::operation(effect = Idempotent, resources("worker" = 1), serialize_by = brand)]
+//! async fn replace(brand: String) -> Result<(), Failure<std::io::Error>> {
+//!     Ok(())
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // In an application: `tracing_subscriber::fmt().with_env_filter("herta=debug").init()`.
+//! let rt = Runtime::builder().resource(herta::Resource::new("worker", 1)).build()?;
+//! // Runs inside `herta.operation{operation="replace" effect="Idempotent" key="\"acme\""}`.
+//! Replace::bind(&rt)?.call("acme".to_owned()).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+// The helpers below are what `call.rs` calls; with the feature off they are
+// empty inline functions over zero-sized types.
+
+/// Where a call was refused or withdrawn because the runtime is stopping.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stage {
+    /// At the admission gate.
+    Admission,
+    /// While waiting for (or trying) its key.
+    Key,
+    /// While waiting for (or trying) its budgets.
+    Budgets,
+}
+
+impl Stage {
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Admission => "admission",
+            Stage::Key => "key",
+            Stage::Budgets => "budgets",
+        }
+    }
+}
+
+/// What a call waited for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wait {
+    /// Its `serialize_by` key.
+    Key,
+    /// All of its budgets.
+    Budgets,
+}
+
+#[cfg(feature = "tracing")]
+mod imp {
+    use std::future::Future;
+    use std::pin::pin;
+
+    use tokio::time::Instant;
+    use tracing::{Instrument as _, Level};
+
+    use super::{Stage, Wait};
+    use crate::contract::Contract;
+    use crate::error::Busy;
+    use crate::outcome::Outcome;
+
+    /// `duration` in milliseconds (exact for whole milliseconds).
+    fn millis(duration: std::time::Duration) -> f64 {
+        duration.as_nanos() as f64 / 1e6
+    }
+
+    /// The span of one call.
+    pub(crate) type CallSpan = tracing::Span;
+
+    /// When a wait began, if the first poll found it `Pending`.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct Waited(Option<Instant>);
+
+    /// Opens the call's span; describes the key only when the span is enabled.
+    #[inline]
+    pub(crate) fn call_span<K>(
+        contract: &Contract,
+        key: Option<&K>,
+        describe: fn(&K) -> String,
+    ) -> CallSpan {
+        let span = tracing::span!(
+            target: "herta",
+            Level::DEBUG,
+            "herta.operation",
+            operation = contract.operation(),
+            effect = contract.effect().name(),
+            key = tracing::field::Empty,
+        );
+        if let Some(key) = key {
+            if !span.is_disabled() {
+                // Formatted only if the subscriber actually visits the field.
+                span.record("key", tracing::field::display(LazyKey { key, describe }));
+            }
+        }
+        span
+    }
+
+    /// A key formatted only when displayed.
+    struct LazyKey<'a, K> {
+        key: &'a K,
+        describe: fn(&K) -> String,
+    }
+
+    impl<K> std::fmt::Display for LazyKey<'_, K> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&(self.describe)(self.key))
+        }
+    }
+
+    /// Runs `fut` inside `span` (entered on every poll, and on drop).
+    #[inline]
+    pub(crate) fn instrument<F: Future>(fut: F, span: CallSpan) -> impl Future<Output = F::Output> {
+        fut.instrument(span)
+    }
+
+    /// Awaits `fut`, noting when it began to wait if its first poll was
+    /// `Pending` (the clock is read only then).
+    #[inline]
+    pub(crate) async fn timed<F: Future>(fut: F) -> (F::Output, Waited) {
+        let mut fut = pin!(fut);
+        let mut since = None;
+        let output = std::future::poll_fn(|cx| {
+            let poll = fut.as_mut().poll(cx);
+            if poll.is_pending() && since.is_none() {
+                since = Some(Instant::now());
+            }
+            poll
+        })
+        .await;
+        (output, Waited(since))
+    }
+
+    /// `waited for key` / `waited for budgets`, if the call waited at all.
+    #[inline]
+    pub(crate) fn waited(what: Wait, waited: Waited) {
+        if let Some(since) = waited.0 {
+            waited_since(what, since);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn waited_since(what: Wait, since: Instant) {
+        let wait_ms = millis(since.elapsed());
+        match what {
+            Wait::Key => tracing::debug!(target: "herta", wait_ms, "waited for key"),
+            Wait::Budgets => tracing::debug!(target: "herta", wait_ms, "waited for budgets"),
+        }
+    }
+
+    /// `throttled`, naming what was busy.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn throttled(busy: &Busy) {
+        match busy {
+            Busy::Resource { resource } => {
+                tracing::debug!(target: "herta", resource = resource.as_str(), "throttled");
+            }
+            Busy::Key { key } => {
+                tracing::debug!(target: "herta", key = key.as_str(), "throttled");
+            }
+        }
+    }
+
+    /// `attempt failed`: `WARN` when the outcome is `Uncertain`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn attempt_failed(outcome: Outcome, attempt: u32, max_attempts: u32) {
+        if outcome == Outcome::Uncertain {
+            tracing::warn!(
+                target: "herta",
+                outcome = outcome.name(),
+                attempt,
+                max_attempts,
+                "attempt failed"
+            );
+        } else {
+            tracing::debug!(
+                target: "herta",
+                outcome = outcome.name(),
+                attempt,
+                max_attempts,
+                "attempt failed"
+            );
+        }
+    }
+
+    /// `retrying`, with the number of the attempt about to run.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn retrying(attempt: u32, max_attempts: u32) {
+        tracing::debug!(target: "herta", attempt, max_attempts, "retrying");
+    }
+
+    /// `timed out`, always `WARN`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn timed_out(
+        contract: &Contract,
+        outcome: Outcome,
+        attempt: u32,
+        max_attempts: u32,
+    ) {
+        let timeout_ms = millis(contract.timeout().unwrap_or_default());
+        tracing::warn!(
+            target: "herta",
+            operation = contract.operation(),
+            timeout_ms,
+            outcome = outcome.name(),
+            attempt,
+            max_attempts,
+            "timed out"
+        );
+    }
+
+    /// `cancelled`: the caller dropped the call before it completed.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn cancelled() {
+        tracing::debug!(target: "herta", "cancelled");
+    }
+
+    /// `panicked`, always `WARN`; the panic then propagates unchanged.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn panicked(contract: &Contract, attempt: u32, max_attempts: u32) {
+        tracing::warn!(
+            target: "herta",
+            operation = contract.operation(),
+            attempt,
+            max_attempts,
+            "panicked"
+        );
+    }
+
+    /// `stopping`: refused or withdrawn because the runtime is stopping.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn stopping(stage: Stage) {
+        tracing::debug!(target: "herta", stage = stage.name(), "stopping");
+    }
+}
+
+#[cfg(not(feature = "tracing"))]
+mod imp {
+    //! The same interface, doing nothing.
+
+    use std::future::Future;
+
+    use super::{Stage, Wait};
+    use crate::contract::Contract;
+    use crate::error::Busy;
+    use crate::outcome::Outcome;
+
+    /// No span.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct CallSpan;
+
+    /// Nothing measured.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct Waited;
+
+    #[inline(always)]
+    pub(crate) fn call_span<K>(_: &Contract, _: Option<&K>, _: fn(&K) -> String) -> CallSpan {
+        CallSpan
+    }
+
+    #[inline(always)]
+    pub(crate) fn instrument<F: Future>(fut: F, _: CallSpan) -> F {
+        fut
+    }
+
+    #[inline(always)]
+    pub(crate) async fn timed<F: Future>(fut: F) -> (F::Output, Waited) {
+        (fut.await, Waited)
+    }
+
+    #[inline(always)]
+    pub(crate) fn waited(_: Wait, _: Waited) {}
+    #[inline(always)]
+    pub(crate) fn throttled(_: &Busy) {}
+    #[inline(always)]
+    pub(crate) fn attempt_failed(_: Outcome, _: u32, _: u32) {}
+    #[inline(always)]
+    pub(crate) fn retrying(_: u32, _: u32) {}
+    #[inline(always)]
+    pub(crate) fn timed_out(_: &Contract, _: Outcome, _: u32, _: u32) {}
+    #[inline(always)]
+    pub(crate) fn cancelled() {}
+    #[inline(always)]
+    pub(crate) fn panicked(_: &Contract, _: u32, _: u32) {}
+    #[inline(always)]
+    pub(crate) fn stopping(_: Stage) {}
+}
+
+pub(crate) use imp::*;
