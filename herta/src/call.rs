@@ -332,14 +332,24 @@ impl<K: 'static> Bound<K> {
                     return Err(stopping(Stage::Budgets));
                 }
             },
-            Admission::Wait => match trace::timed(rt.arbiter.acquire(&inner.needs)).await {
-                (Ok(permit), waited) => {
-                    trace::waited(Wait::Budgets, waited);
-                    permit
-                }
-                (Err(_closed), _) => {
+            // The uncontended path takes the units without building a waiter.
+            Admission::Wait => match rt.arbiter.try_acquire(&inner.needs) {
+                Ok(permit) => permit,
+                Err(TryAcquireError::Closed) => {
                     call.completed = true;
                     return Err(stopping(Stage::Budgets));
+                }
+                Err(TryAcquireError::Busy(_)) => {
+                    match trace::timed(rt.arbiter.acquire(&inner.needs)).await {
+                        (Ok(permit), waited) => {
+                            trace::waited(Wait::Budgets, waited);
+                            permit
+                        }
+                        (Err(_closed), _) => {
+                            call.completed = true;
+                            return Err(stopping(Stage::Budgets));
+                        }
+                    }
                 }
             },
         };
