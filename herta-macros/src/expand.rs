@@ -344,6 +344,17 @@ impl<'a> Wrapper<'a> {
                 .await
             },
         };
+        // A retry without a timeout can only fire on a classified failure:
+        // require `Classify`, spanned on the error type.
+        let classify = if self.contract.retry.is_some() && self.contract.timeout.is_none() {
+            let classified = private_path("Classified", span_range(&self.err));
+            quote!(<#classified as ::herta::__private::RetryClassify<#err>>::retry_outcome(error))
+        } else {
+            quote! {
+                use ::herta::__private::{ViaDefault as _, ViaTrait as _};
+                (&::herta::__private::Probe(error)).__herta_outcome()
+            }
+        };
         let call_doc = self
             .call_doc()
             .into_iter()
@@ -371,8 +382,7 @@ impl<'a> Wrapper<'a> {
 
             #[doc(hidden)]
             fn __herta_classify(error: &#err) -> ::herta::Outcome {
-                use ::herta::__private::{ViaDefault as _, ViaTrait as _};
-                (&::herta::__private::Probe(error)).__herta_outcome()
+                #classify
             }
 
             #[doc(hidden)]

@@ -46,7 +46,7 @@ use proc_macro::TokenStream;
 /// | `effect` | `Pure`, `Idempotent` or `NonIdempotent` | **required** |
 /// | `resources(...)` | `"name" = units` (checked at `bind`) or `CONSTANT = units` (a `herta::Resource`; a typo or units above its capacity are compile errors) | none |
 /// | `admission` | `Wait` or `Reject` | `Wait` |
-/// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (at least 2) | no retry |
+/// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (at least 2); attempts run back to back, with no delay | no retry |
 /// | `timeout` | a whole number and `ms`, `s`, `m` or `h`, from 1 ms to 1 hour | none |
 /// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations | none |
 /// | `name` | the operation name in errors and stats | the function's name |
@@ -85,7 +85,9 @@ use proc_macro::TokenStream;
 /// 2. an unknown effect, outcome, admission mode or key (with "did you mean");
 /// 3. `NonIdempotent` with `retry(on = Uncertain)`;
 /// 4. retrying `Throttled`, `Success` or `Permanent`;
-/// 5. `retry(max = 0)`, `retry(max = 1)`, `on` missing or empty;
+/// 5. `retry(max = 0)`, `retry(max = 1)`, `on` missing or empty; and a
+///    `retry` without `timeout` whose error type is not `Classify` (every
+///    failure would be Permanent, so it could never retry);
 /// 6. resource units 0, negative, or above a constant resource's capacity;
 /// 7. a resource named twice;
 /// 8. `serialize_by` naming no parameter, or a key type that is not

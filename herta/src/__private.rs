@@ -64,6 +64,34 @@ impl<T: Clone> RetryArg<T> for Retry {
     }
 }
 
+/// The error type of an operation that retries without a `timeout` must say
+/// which failures are worth retrying: implemented by [`Classified`] for every
+/// `E: Classify`. Without `Classify` every failure is `Permanent`, so the
+/// `retry(...)` could never fire — the contract would promise retries it
+/// never makes. (With a `timeout`, timeouts are `Transient` for Pure and
+/// Idempotent operations, so retrying them is meaningful whatever `E` is.)
+#[diagnostic::on_unimplemented(
+    message = "this operation retries, but its error type `{E}` does not implement `herta::Classify`, so every failure is Permanent and no retry would ever happen",
+    label = "this error type does not say which failures are worth retrying",
+    note = "return `herta::Failure<{E}>` (e.g. `Failure::transient(e)`), derive `herta::Classify` on your error enum, add a `timeout` (timeouts are Transient for Pure and Idempotent operations), or remove `retry(...)`"
+)]
+pub trait RetryClassify<E> {
+    /// The outcome of `error`.
+    fn retry_outcome(error: &E) -> Outcome;
+}
+
+/// The implementor of [`RetryClassify`].
+#[derive(Debug)]
+pub enum Classified {}
+
+#[diagnostic::do_not_recommend]
+impl<E: Classify> RetryClassify<E> for Classified {
+    #[inline]
+    fn retry_outcome(error: &E) -> Outcome {
+        error.outcome()
+    }
+}
+
 /// Binds an operation whose `serialize_by` key type is `K`: implemented by
 /// [`SerializeBy`] for every `K` that is `Clone + Hash + Eq + Send + Sync +
 /// 'static`. `Clone` because the key table keeps its own copy of the key

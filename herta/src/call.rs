@@ -359,6 +359,12 @@ impl<K: 'static> Bound<K> {
         //    (in reverse order) when this function returns or is dropped.
         let max_attempts = contract.max_attempts().max(1);
         let mut attempts = 0;
+        // Another attempt only if one is left, the contract retries this
+        // outcome, and the runtime is not closing (a drain waits for at most
+        // the attempt already running).
+        let retry_again = |attempts: u32, outcome| {
+            attempts < max_attempts && contract.retries(outcome) && !rt.gate.is_closed()
+        };
         loop {
             attempts += 1;
             if attempts > 1 {
@@ -386,7 +392,7 @@ impl<K: 'static> Bound<K> {
                     Err(error) => {
                         let outcome = normalize(classify(&error));
                         trace::attempt_failed(outcome, attempts, max_attempts);
-                        if attempts < max_attempts && contract.retries(outcome) {
+                        if retry_again(attempts, outcome) {
                             continue;
                         }
                         call.completed = true;
@@ -411,7 +417,7 @@ impl<K: 'static> Bound<K> {
                     outcome
                 }
             };
-            if attempts < max_attempts && contract.retries(outcome) {
+            if retry_again(attempts, outcome) {
                 continue;
             }
             call.completed = true;

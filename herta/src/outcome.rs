@@ -108,15 +108,19 @@ impl<E: fmt::Debug> fmt::Debug for Failure<E> {
     }
 }
 
+/// Transparent: shows the wrapped error's message. The outcome is in
+/// `herta::Error`'s own message, so a reported error chain names each cause
+/// once.
 impl<E: fmt::Display> fmt::Display for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.error, self.outcome)
+        self.error.fmt(f)
     }
 }
 
-impl<E: std::error::Error + 'static> std::error::Error for Failure<E> {
+/// Transparent: the source is the wrapped error's source.
+impl<E: std::error::Error> std::error::Error for Failure<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
+        self.error.source()
     }
 }
 

@@ -106,9 +106,15 @@ impl Runtime {
     }
 
     /// [`close`](Runtime::close)s the runtime, then waits until every admitted
-    /// call has finished (drain). Running handlers are never cancelled by
-    /// shutdown; bound the wait with `tokio::time::timeout` if a handler may
-    /// run long.
+    /// call has finished (drain). Running attempts are never cancelled by
+    /// shutdown, but no new attempt starts once the runtime is closed: a call
+    /// whose attempt fails after `close` returns that failure instead of
+    /// retrying, so the drain lasts at most one attempt per running call.
+    /// Bound the wait with `tokio::time::timeout` if a handler may run long.
+    ///
+    /// Do not await `shutdown` from inside an operation's handler: the drain
+    /// would wait for the very call that awaits it, forever. Call
+    /// [`close`](Runtime::close) there instead; it returns at once.
     pub async fn shutdown(&self) {
         self.close();
         self.inner.gate.drained().await;
@@ -408,7 +414,7 @@ impl Gate {
         self.state.fetch_or(CLOSED, Ordering::SeqCst);
     }
 
-    fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.state.load(Ordering::SeqCst) & CLOSED != 0
     }
 

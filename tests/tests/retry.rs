@@ -19,7 +19,10 @@ fn runtime() -> Runtime {
 #[error("plain failure")]
 struct PlainError;
 
-#[herta::operation(effect = Idempotent, resources("slots" = 1), retry(on = Transient, max = 3))]
+// Retrying with an unclassified error type only compiles with a `timeout`
+// (timeouts are Transient); the handler's own errors are still Permanent.
+#[herta::operation(effect = Idempotent, resources("slots" = 1), retry(on = Transient, max = 3),
+                   timeout = "1s")]
 async fn unclassified(probe: Arc<Probe>) -> Result<(), PlainError> {
     let _inside = probe.enter();
     Err(PlainError)

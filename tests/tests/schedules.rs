@@ -656,8 +656,10 @@ fn check_calls(
             bad(format!("{n} attempts, max {}", contract.max_attempts()));
         }
         // A call that ended with a retryable outcome and attempts to spare
-        // must have been retried.
-        let stopped_early = |o: Outcome| n < contract.max_attempts() && may_retry(&contract, o);
+        // must have been retried — unless shutdown had begun: no new attempt
+        // starts once the runtime is closed.
+        let stopped_early =
+            |o: Outcome| n < contract.max_attempts() && may_retry(&contract, o) && !*stopping;
         match seen {
             Seen::Cancelled => {
                 if spec.cancel_after.is_none() {

@@ -89,6 +89,41 @@ async fn close_returns_at_once_and_shutdown_then_drains() {
     assert_eq!(rt.stats().in_flight, 0);
 }
 
+#[herta::operation(effect = Idempotent, resources("slots" = 1), retry(on = Transient, max = 5))]
+async fn flaky(probe: Arc<Probe>) -> Result<(), Failure<String>> {
+    probe.hold().await;
+    Err(Failure::transient("try again".to_owned()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_new_attempt_starts_once_the_runtime_is_closed() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("slots", 1))
+        .build()
+        .unwrap();
+    let op = Flaky::bind(&rt).unwrap();
+    let probe = Probe::new();
+    let call = tokio::spawn({
+        let (op, probe) = (op.clone(), probe.clone());
+        async move { op.call(probe).await }
+    });
+    probe.entered(1).await; // attempt 1 is running
+    let shutdown = tokio::spawn({
+        let rt = rt.clone();
+        async move { rt.shutdown().await }
+    });
+    until(|| rt.is_closed()).await;
+    probe.open(1); // attempt 1 fails Transient: retryable, but the runtime is closing
+    let err = within(call).await.unwrap().unwrap_err();
+    assert_eq!(
+        (err.outcome(), err.attempts()),
+        (herta::Outcome::Transient, 1)
+    );
+    within(shutdown).await.unwrap();
+    assert_eq!(probe.attempts(), 1, "the drain waited for one attempt only");
+    assert_eq!(rt.stats().retried, 0);
+}
+
 #[herta::operation(effect = Idempotent, resources("slots" = 2), serialize_by = key)]
 async fn brief(key: u32) -> Result<u32, Failure<String>> {
     tokio::task::yield_now().await;

@@ -18,7 +18,7 @@ mod ops {
         Ok(items.len())
     }
 
-    #[herta::operation(effect = Idempotent, serialize_by = user, retry(on = Transient, max = 2))]
+    #[herta::operation(effect = Idempotent, serialize_by = user, retry(on = Transient, max = 2), timeout = "1s")]
     pub async fn user(ctx: herta::Context, user: u64) -> std::io::Result<u64> {
         let _ = ctx.operation();
         Ok(user)
