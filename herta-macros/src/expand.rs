@@ -83,6 +83,11 @@ impl<'a> Wrapper<'a> {
                     )
                 }
             },
+            // Not a `Result` (an error already): the stub `call` yields the
+            // declared type, so call sites written for it add no second error.
+            ReturnType::Type(_, ty) if !matches!(**ty, Type::ImplTrait(_)) => {
+                (ty.to_token_stream(), quote!(::core::convert::Infallible))
+            }
             _ => (quote!(()), quote!(::core::convert::Infallible)),
         };
         Wrapper {
