@@ -439,23 +439,8 @@ fn session_id() -> String {
 }
 
 fn print_stats(stats: &herta::Stats) {
-    println!(
-        "herta: admitted {}, started {}, finished {}, retried {}, throttled {}, timed out {}, \
-         cancelled {}, panicked {}",
-        stats.admitted,
-        stats.started,
-        stats.finished,
-        stats.retried,
-        stats.throttled,
-        stats.timed_out,
-        stats.cancelled,
-        stats.panicked
-    );
-    for r in &stats.resources {
-        println!(
-            "herta: {}: capacity {}, in use {}, waiting {}, peak in use {}",
-            r.name, r.capacity, r.in_use, r.waiting, r.peak_in_use
-        );
+    for line in stats.to_string().lines() {
+        println!("herta: {line}");
     }
 }
 

@@ -103,26 +103,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // What the runtime did, from its own counters.
-    let stats = rt.stats();
-    println!("stats:");
-    println!(
-        "  calls: admitted {}, started {}, finished {}, retried {}, throttled {}, timed out {}, \
-         cancelled {}, panicked {}",
-        stats.admitted,
-        stats.started,
-        stats.finished,
-        stats.retried,
-        stats.throttled,
-        stats.timed_out,
-        stats.cancelled,
-        stats.panicked,
-    );
-    for r in &stats.resources {
-        println!(
-            "  {}: capacity {}, in use {}, waiting {}, peak in use {}",
-            r.name, r.capacity, r.in_use, r.waiting, r.peak_in_use
-        );
-    }
+    println!("stats:\n{}", rt.stats());
 
     // Stop admitting, wake anyone still waiting, and wait for running calls.
     rt.shutdown().await;

@@ -24,8 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, BenchmarkId, Criterion};
-use herta::{Failure, Runtime};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion};
+use herta::{Failure, Operation, Runtime};
 use tokio::sync::Semaphore;
 use tower::{Service, ServiceBuilder, ServiceExt};
 
@@ -310,36 +311,14 @@ fn bench_contention(c: &mut Criterion) {
             })
         });
         g.bench_with_input(BenchmarkId::new("herta", callers), &callers, |b, &n| {
-            b.iter_custom(|iters| {
-                rt.block_on(parallel(
-                    n,
-                    iters,
-                    || work.clone(),
-                    |op: &mut Work, i| {
-                        let op = op.clone();
-                        async move {
-                            black_box(op.call(i).await.ok());
-                        }
-                    },
-                ))
-            })
+            b.iter_custom(|iters| rt.block_on(parallel(n, iters, || work.clone(), herta_caller)))
         });
         g.bench_with_input(
             BenchmarkId::new("herta_timeout_retry", callers),
             &callers,
             |b, &n| {
                 b.iter_custom(|iters| {
-                    rt.block_on(parallel(
-                        n,
-                        iters,
-                        || guarded.clone(),
-                        |op: &mut Guarded, i| {
-                            let op = op.clone();
-                            async move {
-                                black_box(op.call(i).await.ok());
-                            }
-                        },
-                    ))
+                    rt.block_on(parallel(n, iters, || guarded.clone(), herta_caller))
                 })
             },
         );
@@ -348,6 +327,32 @@ fn bench_contention(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// `op` called by `callers` concurrent tasks, as benchmark `id` of `g`.
+fn bench_operation<O>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    rt: &tokio::runtime::Runtime,
+    id: BenchmarkId,
+    op: &O,
+    callers: u64,
+) where
+    O: Operation<Args = (u64,)>,
+{
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| rt.block_on(parallel(callers, iters, || op.clone(), herta_caller)))
+    });
+}
+
+/// One call of any `u64 -> u64` operation from a task's own handle.
+fn herta_caller<O>(op: &mut O, i: u64) -> impl Future<Output = ()> + Send
+where
+    O: Operation<Args = (u64,)>,
+{
+    let op = op.clone();
+    async move {
+        black_box(op.call_with((i,)).await.ok());
+    }
 }
 
 /// One tower call from a task's own clone of the stack.
@@ -367,19 +372,7 @@ fn bench_keyed(c: &mut Criterion) {
     let mut g = c.benchmark_group("keyed");
     let callers = 4;
     g.bench_function("unkeyed", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(parallel(
-                callers,
-                iters,
-                || work.clone(),
-                |op: &mut Work, i| {
-                    let op = op.clone();
-                    async move {
-                        black_box(op.call(i).await.ok());
-                    }
-                },
-            ))
-        })
+        b.iter_custom(|iters| rt.block_on(parallel(callers, iters, || work.clone(), herta_caller)))
     });
     for keys in [1u64, 8, 10_000] {
         g.bench_with_input(BenchmarkId::new("herta", keys), &keys, |b, &keys| {
@@ -429,34 +422,10 @@ fn bench_multi_resource(c: &mut Criterion) {
         });
     }
     g.bench_function(BenchmarkId::new("herta", 2), |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(parallel(
-                callers,
-                iters,
-                || two.clone(),
-                |op: &mut TwoBudgets, i| {
-                    let op = op.clone();
-                    async move {
-                        black_box(op.call(i).await.ok());
-                    }
-                },
-            ))
-        })
+        b.iter_custom(|iters| rt.block_on(parallel(callers, iters, || two.clone(), herta_caller)))
     });
     g.bench_function(BenchmarkId::new("herta", 3), |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(parallel(
-                callers,
-                iters,
-                || three.clone(),
-                |op: &mut ThreeBudgets, i| {
-                    let op = op.clone();
-                    async move {
-                        black_box(op.call(i).await.ok());
-                    }
-                },
-            ))
-        })
+        b.iter_custom(|iters| rt.block_on(parallel(callers, iters, || three.clone(), herta_caller)))
     });
     g.finish();
 }
@@ -469,28 +438,9 @@ fn bench_retry(c: &mut Criterion) {
     let thrice = FlakyThrice::bind(&herta).expect("bind");
     let mut g = c.benchmark_group("retry");
     let callers = 4;
-    macro_rules! herta_case {
-        ($name:expr, $op:expr, $ty:ty) => {
-            g.bench_function($name, |b| {
-                b.iter_custom(|iters| {
-                    rt.block_on(parallel(
-                        callers,
-                        iters,
-                        || $op.clone(),
-                        |op: &mut $ty, i| {
-                            let op = op.clone();
-                            async move {
-                                black_box(op.call(i).await.err());
-                            }
-                        },
-                    ))
-                })
-            });
-        };
-    }
-    herta_case!(BenchmarkId::new("herta", 1), none, FlakyNoRetry);
-    herta_case!(BenchmarkId::new("herta", 2), twice, FlakyOnce);
-    herta_case!(BenchmarkId::new("herta", 3), thrice, FlakyThrice);
+    bench_operation(&mut g, &rt, BenchmarkId::new("herta", 1), &none, callers);
+    bench_operation(&mut g, &rt, BenchmarkId::new("herta", 2), &twice, callers);
+    bench_operation(&mut g, &rt, BenchmarkId::new("herta", 3), &thrice, callers);
     for attempts in [1usize, 3] {
         let svc = tower_stack(true, attempts);
         g.bench_function(BenchmarkId::new("tower", attempts), |b| {
@@ -556,17 +506,7 @@ fn allocation_report() {
         let per = allocations_per_call(
             &multi,
             CALLS,
-            parallel(
-                callers,
-                CALLS,
-                || work.clone(),
-                |op: &mut Work, i| {
-                    let op = op.clone();
-                    async move {
-                        black_box(op.call(i).await.ok());
-                    }
-                },
-            ),
+            parallel(callers, CALLS, || work.clone(), herta_caller),
         );
         // The harness itself spawns `callers` tasks: report that apart.
         let harness = allocations_per_call(
