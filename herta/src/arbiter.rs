@@ -155,14 +155,18 @@ impl State {
     }
 
     /// Marks every budget `needs` is blocked on as blocked.
-    fn block(&mut self, needs: &[Need]) {
+    /// Marks every budget `needs` is short of as blocked. Returns how many
+    /// of them were *open* before (free units and not blocked), for the pass.
+    fn block(&mut self, needs: &[Need]) -> usize {
+        let mut closed = 0;
         for n in needs {
             let b = &mut self.budgets[n.resource];
-            if b.free < n.units {
+            if !b.blocked && b.free < n.units {
                 b.blocked = true;
+                closed += usize::from(b.free > 0);
             }
         }
-        // Budgets already blocked stay blocked; nothing to do for them.
+        closed
     }
 
     fn stop_waiting(&mut self, needs: &[Need]) {
@@ -193,14 +197,7 @@ impl State {
             let key = self.queue[i];
             let needs = Arc::clone(&self.waiters[key].needs);
             if self.blocked_on(&needs).is_some() {
-                // Block what it is short of; an open budget closes.
-                for n in needs.iter() {
-                    let b = &mut self.budgets[n.resource];
-                    if !b.blocked && b.free < n.units {
-                        b.blocked = true;
-                        open -= usize::from(b.free > 0);
-                    }
-                }
+                open -= self.block(&needs);
                 i += 1;
                 continue;
             }

@@ -318,39 +318,31 @@ impl<K: 'static> Bound<K> {
             _ => None,
         };
 
-        // 3. Budgets, all at once or none.
-        let _permit = match contract.admission() {
-            Admission::Reject => match rt.arbiter.try_acquire(&inner.needs) {
-                Ok(permit) => permit,
-                Err(TryAcquireError::Busy(index)) => {
+        // 3. Budgets, all at once or none. Every call first tries to take
+        //    them at once (the uncontended path builds no waiter); only a
+        //    `Wait` call queues when they are busy.
+        let _permit = match rt.arbiter.try_acquire(&inner.needs) {
+            Ok(permit) => permit,
+            Err(TryAcquireError::Closed) => {
+                call.completed = true;
+                return Err(stopping(Stage::Budgets));
+            }
+            Err(TryAcquireError::Busy(index)) => match contract.admission() {
+                Admission::Reject => {
                     call.completed = true;
                     let resource = rt.resources[index].name().to_owned();
                     return Err(throttled(Busy::Resource { resource }));
                 }
-                Err(TryAcquireError::Closed) => {
-                    call.completed = true;
-                    return Err(stopping(Stage::Budgets));
-                }
-            },
-            // The uncontended path takes the units without building a waiter.
-            Admission::Wait => match rt.arbiter.try_acquire(&inner.needs) {
-                Ok(permit) => permit,
-                Err(TryAcquireError::Closed) => {
-                    call.completed = true;
-                    return Err(stopping(Stage::Budgets));
-                }
-                Err(TryAcquireError::Busy(_)) => {
-                    match trace::timed(rt.arbiter.acquire(&inner.needs)).await {
-                        (Ok(permit), waited) => {
-                            trace::waited(Wait::Budgets, waited);
-                            permit
-                        }
-                        (Err(_closed), _) => {
-                            call.completed = true;
-                            return Err(stopping(Stage::Budgets));
-                        }
+                Admission::Wait => match trace::timed(rt.arbiter.acquire(&inner.needs)).await {
+                    (Ok(permit), waited) => {
+                        trace::waited(Wait::Budgets, waited);
+                        permit
                     }
-                }
+                    (Err(_closed), _) => {
+                        call.completed = true;
+                        return Err(stopping(Stage::Budgets));
+                    }
+                },
             },
         };
         Counters::bump(&counters.started);

@@ -92,11 +92,12 @@ pub async fn within<F: Future>(fut: F) -> F::Output {
         .expect("timed out: a call or a wait never finished (hang)")
 }
 
-/// Lets every other task run until it blocks (a few scheduler rounds).
+/// Returns once every other task has run until it blocks. Under the paused
+/// clock these tests use (`start_paused = true`), tokio advances time only
+/// when no task can make progress, so a 1 ms sleep is an exact idle barrier,
+/// not a guess at how many scheduler rounds are enough.
 pub async fn settle() {
-    for _ in 0..50 {
-        tokio::task::yield_now().await;
-    }
+    tokio::time::sleep(Duration::from_millis(1)).await;
 }
 
 /// Waits until `cond` holds, re-checking every millisecond of tokio time
