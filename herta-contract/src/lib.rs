@@ -8,7 +8,8 @@
 //!   compile time with [`retry_verdict`];
 //! * the runtime checks the same table again before every retry (belt and
 //!   braces, as the Go reference does);
-//! * the docs render the table from [`RETRY_TABLE`].
+//! * the docs' copies of the table are checked against [`RETRY_TABLE`] by a
+//!   test (`tests/retry_table_docs.rs`, which can rewrite them).
 //!
 //! Users do not depend on this crate directly: `herta` re-exports [`Effect`],
 //! [`Outcome`] and [`Admission`].
@@ -172,13 +173,18 @@ impl RetryVerdict {
 
 /// The effect × outcome retry table: the single source of truth.
 ///
+/// `retry` is [`RetryVerdict::Allowed`]; `compile error` is
+/// [`RetryVerdict::Forbidden`], which `#[herta::operation]` reports when the
+/// outcome is listed in `retry(on = …)`. The docs' copies of this table are
+/// checked against [`RETRY_TABLE`] by `tests/retry_table_docs.rs`.
+///
 /// | outcome \ effect | Pure | Idempotent | NonIdempotent |
 /// |---|---|---|---|
-/// | Success   | no | no | no |
-/// | Transient | yes | yes | yes |
-/// | Uncertain | yes | yes | **no** |
-/// | Permanent | no | no | no |
-/// | Throttled | no | no | no |
+/// | Success | compile error | compile error | compile error |
+/// | Transient | retry | retry | retry |
+/// | Uncertain | retry | retry | compile error |
+/// | Permanent | compile error | compile error | compile error |
+/// | Throttled | compile error | compile error | compile error |
 pub const fn retry_verdict(effect: Effect, outcome: Outcome) -> RetryVerdict {
     match (outcome, effect) {
         (Outcome::Transient, _) => RetryVerdict::Allowed,
