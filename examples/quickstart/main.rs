@@ -2,7 +2,7 @@
 //! fail-fast non-idempotent one.
 //!
 //! ```text
-//! cargo run -p herta-examples --example quickstart
+//! cargo run -p herta-quickstart
 //! ```
 
 use std::io;

@@ -2,7 +2,8 @@
 //!
 //! The examples themselves live next to this file:
 //!
-//! * `quickstart` — the first program to read: budgets, retry, reject, stats.
+//! * `quickstart` (its own package, `herta-quickstart`, so that a first run
+//!   builds only herta and tokio) — the first program to read.
 //! * `catalogue` — a real workload: a CSV catalogue written into SQLite
 //!   through two operations sharing a `db-write` budget.
 //! * `service` — an axum HTTP service whose routes call herta operations;

@@ -51,7 +51,10 @@ fn with_table(text: &str, prefix: &str, table: &[String]) -> Result<String, Stri
     let lines: Vec<&str> = text.lines().collect();
     let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i] == header).collect();
     let [start] = starts[..] else {
-        return Err(format!("expected one table header line, found {}", starts.len()));
+        return Err(format!(
+            "expected one table header line, found {}",
+            starts.len()
+        ));
     };
     let end = (start..lines.len())
         .find(|&i| !lines[i].starts_with(&format!("{prefix}|")))
