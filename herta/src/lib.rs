@@ -272,6 +272,6 @@ pub use herta_macros::resources;
 #[doc(inline)]
 pub use herta_macros::Classify;
 pub use operation::Operation;
-pub use outcome::{Admission, Classify, Effect, Failure, Outcome};
+pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use runtime::{ResourceStats, Runtime, RuntimeBuilder, Stats};

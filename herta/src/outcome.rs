@@ -124,6 +124,72 @@ impl<E: std::error::Error> std::error::Error for Failure<E> {
     }
 }
 
+/// `?` on an `E` in a handler that returns `Result<T, Failure<E>>`: the
+/// error becomes a [`Failure`] tagged [`Outcome::Permanent`], never retried.
+///
+/// An error nobody classified is not guessed at (the seed rule "silence means
+/// do not guess"). Where a line's failure *is* worth another attempt, say so
+/// on that line with [`ResultExt`]: `read(path).await.transient()?`.
+///
+/// ```
+/// use herta::{Failure, Outcome};
+///
+/// fn parse(text: &str) -> Result<u32, Failure<std::num::ParseIntError>> {
+///     Ok(text.parse::<u32>()?)
+/// }
+/// assert_eq!(parse("x").unwrap_err().outcome(), Outcome::Permanent);
+/// ```
+impl<E> From<E> for Failure<E> {
+    fn from(error: E) -> Self {
+        Failure::permanent(error)
+    }
+}
+
+/// Tags the error of a `Result` with an [`Outcome`], so that one line of a
+/// handler says what its failure means: `fetch(url).await.transient()?`.
+///
+/// Each method maps `Err(e)` to `Err(Failure::…(e))` and leaves `Ok` as it
+/// is; it is the same as `.map_err(Failure::transient)`. Without a tag, `?`
+/// makes the error [`Outcome::Permanent`] (see [`Failure`]'s `From`).
+///
+/// ```
+/// use herta::{Failure, Outcome, ResultExt as _};
+///
+/// fn fetch(up: bool) -> Result<&'static str, std::io::Error> {
+///     if up { Ok("page") } else { Err(std::io::ErrorKind::ConnectionRefused.into()) }
+/// }
+///
+/// fn page(up: bool) -> Result<&'static str, Failure<std::io::Error>> {
+///     Ok(fetch(up).transient()?) // a refused connection may succeed next time
+/// }
+/// assert_eq!(page(false).unwrap_err().outcome(), Outcome::Transient);
+/// ```
+pub trait ResultExt<T, E> {
+    /// `Err(e)` becomes [`Failure::transient`]`(e)`: worth another attempt.
+    fn transient(self) -> Result<T, Failure<E>>;
+    /// `Err(e)` becomes [`Failure::uncertain`]`(e)`: may have taken effect.
+    fn uncertain(self) -> Result<T, Failure<E>>;
+    /// `Err(e)` becomes [`Failure::permanent`]`(e)`: fails the same way again.
+    fn permanent(self) -> Result<T, Failure<E>>;
+    /// `Err(e)` becomes [`Failure::throttled`]`(e)`: refused for capacity.
+    fn throttled(self) -> Result<T, Failure<E>>;
+}
+
+impl<T, E> ResultExt<T, E> for Result<T, E> {
+    fn transient(self) -> Result<T, Failure<E>> {
+        self.map_err(Failure::transient)
+    }
+    fn uncertain(self) -> Result<T, Failure<E>> {
+        self.map_err(Failure::uncertain)
+    }
+    fn permanent(self) -> Result<T, Failure<E>> {
+        self.map_err(Failure::permanent)
+    }
+    fn throttled(self) -> Result<T, Failure<E>> {
+        self.map_err(Failure::throttled)
+    }
+}
+
 /// The outcome the runtime acts on: `Success` from a classifier means a bug and
 /// is read as `Permanent`.
 pub(crate) fn normalize(outcome: Outcome) -> Outcome {
