@@ -88,6 +88,7 @@ mod keys;
 mod operation;
 mod outcome;
 mod resource;
+mod retry;
 mod runtime;
 #[cfg(feature = "tower")]
 pub mod tower;
@@ -274,4 +275,5 @@ pub use herta_macros::Classify;
 pub use operation::Operation;
 pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
+pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{ResourceStats, Runtime, RuntimeBuilder, Stats};
