@@ -83,6 +83,7 @@ mod arbiter;
 mod call;
 mod context;
 mod contract;
+mod deadline;
 mod error;
 mod keys;
 mod operation;
@@ -118,6 +119,7 @@ pub mod guide {
 
 pub use context::Context;
 pub use contract::{Contract, KeySpec, ResourceUse};
+pub use deadline::{current_deadline, deadline};
 pub use error::{BindError, Busy, ConfigError, Error};
 pub use herta_contract::{retry_verdict, RetryVerdict};
 /// Declares the execution contract of an `async fn` and generates its

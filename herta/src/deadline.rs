@@ -1,0 +1,98 @@
+//! The whole-call deadline scope: [`deadline`] (DESIGN §8.2).
+//!
+//! A task-local instant that every herta call made inside the scope honours,
+//! on top of its contract's own `deadline`: the earliest of all of them wins.
+
+use std::future::Future;
+
+use tokio::time::Instant;
+
+tokio::task_local! {
+    static DEADLINE: Instant;
+}
+
+/// Runs `future` with a deadline that every herta call inside it honours.
+///
+/// Each call made while `future` runs — directly or in functions it awaits,
+/// not in tasks it spawns (a task-local does not cross `tokio::spawn`) —
+/// must finish by `at`: waiting for its key or budgets, every attempt and
+/// every backoff sleep count. A call still waiting at `at` returns
+/// `Error::DeadlineExceeded` (nothing ran, outcome `Transient`); an attempt
+/// still running is dropped and classified like a timeout. Scopes nest, and
+/// the earliest deadline wins: an inner scope cannot extend an outer one. A
+/// contract's own `deadline = "…"` is combined the same way.
+///
+/// The scope reads the clock of the tokio runtime (`tokio::time::Instant`,
+/// so a paused test clock applies). Cancel safety: dropping the returned
+/// future drops `future`.
+///
+/// ```
+/// use std::time::Duration;
+/// use tokio::time::Instant;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let soon = Instant::now() + Duration::from_millis(100);
+/// let later = soon + Duration::from_secs(5);
+/// herta::deadline(soon, async {
+///     herta::deadline(later, async {
+///         assert_eq!(herta::current_deadline(), Some(soon)); // the earliest wins
+///     })
+///     .await;
+/// })
+/// .await;
+/// assert_eq!(herta::current_deadline(), None);
+/// # }
+/// ```
+pub async fn deadline<F: Future>(at: Instant, future: F) -> F::Output {
+    let at = current_deadline().map_or(at, |outer| outer.min(at));
+    DEADLINE.scope(at, future).await
+}
+
+/// The deadline of the innermost [`deadline`] scope this code runs in (the
+/// earliest of all enclosing scopes), or `None` outside any scope.
+pub fn current_deadline() -> Option<Instant> {
+    DEADLINE.try_with(|at| *at).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_inner_scope_cannot_extend_an_outer_one() {
+        let now = Instant::now();
+        let (soon, later) = (now + Duration::from_secs(1), now + Duration::from_secs(9));
+        deadline(later, async {
+            assert_eq!(current_deadline(), Some(later));
+            deadline(soon, async { assert_eq!(current_deadline(), Some(soon)) }).await;
+            deadline(later + Duration::from_secs(1), async {
+                assert_eq!(current_deadline(), Some(later))
+            })
+            .await;
+            assert_eq!(current_deadline(), Some(later));
+        })
+        .await;
+        assert_eq!(current_deadline(), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_outer_scope_is_read_when_the_scope_first_runs() {
+        let at = Instant::now() + Duration::from_secs(1);
+        let inner = deadline(at + Duration::from_secs(5), async { current_deadline() });
+        // Created outside any scope, awaited inside one: the outer scope counts.
+        assert_eq!(deadline(at, inner).await, Some(at));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_spawned_task_does_not_inherit_the_scope() {
+        let at = Instant::now() + Duration::from_secs(1);
+        let seen = deadline(at, async {
+            tokio::spawn(async { current_deadline() }).await
+        })
+        .await
+        .unwrap();
+        assert_eq!(seen, None);
+    }
+}
