@@ -99,20 +99,8 @@ impl<'a> Wrapper<'a> {
 
     fn expand(&self) -> TokenStream {
         let Wrapper {
-            ident,
-            module,
-            path,
-            cfgs,
-            ..
+            ident, path, cfgs, ..
         } = self;
-        let vis = &self.op.handler.vis;
-        let inner_vis = types::one_level_down(vis);
-        let docs = self.op.handler.attrs_named("doc");
-        let deprecated: Vec<_> = self.op.handler.attrs_named("deprecated").collect();
-        let contract_doc = self
-            .contract_doc()
-            .into_iter()
-            .map(|line| quote!(#[doc = #line]));
         let key_ty = &self.key.ty;
         let name = self.op.name();
         let contract = self.contract_const();
@@ -129,29 +117,11 @@ impl<'a> Wrapper<'a> {
         } else {
             self.stub_methods()
         };
+        let declaration = self.declaration();
         let operation_impl = self.operation_impl();
         let checks = self.checks();
         quote! {
-            #(#cfgs)*
-            mod #module {
-                // The function's documentation links resolve as beside it.
-                #[allow(unused_imports)]
-                use super::*;
-
-                #(#docs)*
-                #(#contract_doc)*
-                #(#deprecated)*
-                #[derive(::core::clone::Clone)]
-                #inner_vis struct #ident {
-                    pub(super) bound: ::herta::__private::Bound<
-                        <Self as ::herta::__private::WrapperKey>::Key,
-                    >,
-                }
-            }
-
-            #(#cfgs)*
-            #[allow(unused_imports)]
-            #vis use #module::*;
+            #declaration
 
             #(#cfgs)*
             #[allow(deprecated)]
@@ -187,6 +157,48 @@ impl<'a> Wrapper<'a> {
             #operation_impl
 
             #checks
+        }
+    }
+
+    /// The wrapper struct, in its private module, documented with the
+    /// function's docs and the contract, and its import with the
+    /// function's visibility.
+    fn declaration(&self) -> TokenStream {
+        let Wrapper {
+            ident,
+            module,
+            cfgs,
+            ..
+        } = self;
+        let vis = &self.op.handler.vis;
+        let inner_vis = types::one_level_down(vis);
+        let docs = self.op.handler.attrs_named("doc");
+        let deprecated = self.op.handler.attrs_named("deprecated");
+        let contract_doc = self
+            .contract_doc()
+            .into_iter()
+            .map(|line| quote!(#[doc = #line]));
+        quote! {
+            #(#cfgs)*
+            mod #module {
+                // The function's documentation links resolve as beside it.
+                #[allow(unused_imports)]
+                use super::*;
+
+                #(#docs)*
+                #(#contract_doc)*
+                #(#deprecated)*
+                #[derive(::core::clone::Clone)]
+                #inner_vis struct #ident {
+                    pub(super) bound: ::herta::__private::Bound<
+                        <Self as ::herta::__private::WrapperKey>::Key,
+                    >,
+                }
+            }
+
+            #(#cfgs)*
+            #[allow(unused_imports)]
+            #vis use #module::*;
         }
     }
 
