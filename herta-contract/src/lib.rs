@@ -18,6 +18,9 @@
 
 use core::fmt;
 
+mod words;
+pub use words::{closest, ADMISSION_NAMES, EFFECT_NAMES, OUTCOME_NAMES};
+
 /// What running an operation does to the world, declared by its contract.
 ///
 /// The effect decides which failures may be retried (see [`retry_verdict`]) and

@@ -7,14 +7,12 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Fields, Ident, Meta};
 
-use crate::vocab::{self, error, OUTCOMES};
+use crate::diag::{error, Errors};
+use crate::vocab::unknown_word;
 
 /// The outcome named by the one `#[outcome(...)]` in `attrs`, if any.
 /// Errors (rule 12 and shape errors) go to `errors`.
-pub(crate) fn outcome_attr(
-    attrs: &[Attribute],
-    errors: &mut darling::error::Accumulator,
-) -> Option<Outcome> {
+pub(crate) fn outcome_attr(attrs: &[Attribute], errors: &mut Errors) -> Option<Outcome> {
     let mut found: Option<Outcome> = None;
     let mut seen = false;
     for attr in attrs.iter().filter(|a| a.path().is_ident("outcome")) {
@@ -45,8 +43,8 @@ pub(crate) fn outcome_attr(
             continue;
         };
         let text = word.to_string();
-        match vocab::outcome(&text) {
-            None => errors.push(vocab::unknown_word(word.span(), &text, OUTCOMES)),
+        match Outcome::from_name(&text) {
+            None => errors.push(unknown_word::<Outcome>(word.span(), &text)),
             Some(Outcome::Success) => errors.push(error(
                 word.span(),
                 "an error cannot be classified as `Success`",
@@ -59,7 +57,7 @@ pub(crate) fn outcome_attr(
 }
 
 /// `#[outcome]` belongs on variants or the type, not on fields.
-fn no_field_attrs(fields: &Fields, errors: &mut darling::error::Accumulator) {
+fn no_field_attrs(fields: &Fields, errors: &mut Errors) {
     for field in fields {
         for attr in field.attrs.iter().filter(|a| a.path().is_ident("outcome")) {
             errors.push(error(
@@ -77,7 +75,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
         Ok(input) => input,
         Err(e) => return e.to_compile_error(),
     };
-    let mut errors = darling::Error::accumulator();
+    let mut errors = Errors::default();
     let default = outcome_attr(&input.attrs, &mut errors);
     let body = match &input.data {
         Data::Struct(data) => {
@@ -116,7 +114,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
     };
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let errors = errors.finish().err().map(darling::Error::write_errors);
+    let errors = errors.to_compile_errors();
     quote! {
         #[automatically_derived]
         impl #impl_generics ::herta::Classify for #ident #ty_generics #where_clause {

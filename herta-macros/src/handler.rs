@@ -1,17 +1,33 @@
-//! The function `#[herta::operation]` is on: which parameter is the
-//! `Context`, what `call` takes, and facts about its signature.
+//! The function `#[herta::operation]` is on, read into the model: its
+//! signature parsed, its body kept as raw tokens (as tracing-attributes
+//! does, so a body with a syntax error still gets its wrapper and the only
+//! error is rustc's about the syntax), which parameter is the `Context`, and
+//! what `call` takes.
+//!
+//! The `Context` is recognised by how its type is written: a path ending in
+//! `Context` (`Context`, `herta::Context`), by value or by reference. A
+//! renamed import (`use herta::Context as Ctx`) cannot be recognised: such
+//! a parameter is taken as an ordinary argument of `call`.
 
-use proc_macro2::Span;
+use proc_macro2::{Group, Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ItemFn, Pat, Type};
+use syn::{Attribute, FnArg, Ident, Pat, Signature, Type, Visibility};
 
 /// The function the attribute is on.
 pub(crate) struct Handler {
-    pub item: ItemFn,
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    /// The body as written, unparsed: `{ ... }`.
+    pub body: Group,
     /// Whether the first parameter is the `Context`, passed by `call`.
     pub has_context: bool,
-    /// The other parameters, in order: the parameters of `call`.
+    /// The parameters of `call`: every parameter but the `Context`s.
     pub params: Vec<Param>,
+    /// Parameters typed `Context` other than a first one by value (rule 11).
+    pub misplaced_contexts: Vec<MisplacedContext>,
 }
 
 /// One parameter of `call`.
@@ -23,47 +39,137 @@ pub(crate) struct Param {
     pub ty: Type,
 }
 
-/// Reads the function: which parameter is the context, and what `call` takes.
-pub(crate) fn handler(item: ItemFn) -> Handler {
-    let mut has_context = false;
-    let mut params = Vec::new();
-    for (index, arg) in item.sig.inputs.iter().enumerate() {
-        let FnArg::Typed(arg) = arg else {
-            continue; // `self`: rule 11
-        };
-        if index == 0 && is_context(&arg.ty) {
-            has_context = true;
-            continue;
+/// A `Context` parameter in the wrong place or form.
+pub(crate) enum MisplacedContext {
+    /// `&Context` or `&mut Context`: the `&` token.
+    ByReference(Span),
+    /// A `Context` after the first parameter (also a second one): its type.
+    NotFirst(Box<Type>),
+}
+
+impl Parse for Handler {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let sig: Signature = input.parse()?;
+        let body: Group = input.parse()?;
+        if body.delimiter() != proc_macro2::Delimiter::Brace || !input.is_empty() {
+            return Err(input.error("expected a function body"));
         }
+        Ok(Handler::new(attrs, vis, sig, body))
+    }
+}
+
+impl ToTokens for Handler {
+    /// The function exactly as written.
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let Handler {
+            attrs,
+            vis,
+            sig,
+            body,
+            ..
+        } = self;
+        tokens.extend(quote!(#(#attrs)* #vis #sig #body));
+    }
+}
+
+impl Handler {
+    /// Reads the parameters: which is the context, and what `call` takes.
+    pub fn new(attrs: Vec<Attribute>, vis: Visibility, sig: Signature, body: Group) -> Self {
+        let mut has_context = false;
+        let mut params = Vec::new();
+        let mut misplaced_contexts = Vec::new();
+        for (index, arg) in sig.inputs.iter().enumerate() {
+            let FnArg::Typed(arg) = arg else {
+                continue; // `self`: rule 11
+            };
+            match &*arg.ty {
+                Type::Reference(r) if is_context(&r.elem) => {
+                    misplaced_contexts.push(MisplacedContext::ByReference(r.and_token.span));
+                    continue;
+                }
+                ty if is_context(ty) && index == 0 => {
+                    has_context = true;
+                    continue;
+                }
+                ty if is_context(ty) => {
+                    misplaced_contexts.push(MisplacedContext::NotFirst(Box::new(ty.clone())));
+                    continue;
+                }
+                _ => {}
+            }
+            params.push(Param::new(index, arg, &sig.ident));
+        }
+        Handler {
+            attrs,
+            vis,
+            sig,
+            body,
+            has_context,
+            params,
+            misplaced_contexts,
+        }
+    }
+
+    /// The index in `params` of the parameter the function declares as `name`.
+    pub fn param_named(&self, name: &Ident) -> Option<usize> {
+        self.params
+            .iter()
+            .position(|p| p.declared.as_ref() == Some(name))
+    }
+
+    /// The identifier the `Context` parameter is bound to.
+    pub fn context_ident(&self) -> Option<&Ident> {
+        if !self.has_context {
+            return None;
+        }
+        match self.sig.inputs.first()? {
+            FnArg::Typed(arg) => match &*arg.pat {
+                Pat::Ident(p) => Some(&p.ident),
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        }
+    }
+
+    /// The attributes named `name` (`doc`, `cfg`, `deprecated`).
+    pub fn attrs_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Attribute> {
+        self.attrs.iter().filter(move |a| a.path().is_ident(name))
+    }
+}
+
+impl Param {
+    fn new(index: usize, arg: &syn::PatType, function: &Ident) -> Self {
         let declared = match &*arg.pat {
             Pat::Ident(p) => Some(p.ident.clone()),
             _ => None,
         };
         let name = match (&*arg.pat, &declared) {
             // `call` can reuse the name unless it would shadow the function it calls.
-            (Pat::Ident(p), Some(ident)) if p.subpat.is_none() && *ident != item.sig.ident => {
+            (Pat::Ident(p), Some(ident)) if p.subpat.is_none() && ident != function => {
                 ident.clone()
             }
             _ => Ident::new(&format!("__herta_arg{index}"), arg.pat.span()),
         };
-        params.push(Param {
+        Param {
             name,
             declared,
             ty: (*arg.ty).clone(),
-        });
-    }
-    Handler {
-        item,
-        has_context,
-        params,
+        }
     }
 }
 
-/// A type whose path ends in `Context`: `Context`, `herta::Context`.
+/// A type written as herta's `Context`: a path ending in `Context`, without
+/// generic arguments (`std::task::Context<'_>` is not one).
 pub(crate) fn is_context(ty: &Type) -> bool {
     match ty {
         Type::Path(p) => {
-            p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Context")
+            p.qself.is_none()
+                && p.path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "Context" && s.arguments.is_none())
         }
         Type::Group(g) => is_context(&g.elem),
         Type::Paren(p) => is_context(&p.elem),
@@ -71,25 +177,8 @@ pub(crate) fn is_context(ty: &Type) -> bool {
     }
 }
 
-pub(crate) fn key_param(handler: &Handler, name: &Ident) -> Option<usize> {
-    handler
-        .params
-        .iter()
-        .position(|p| p.declared.as_ref() == Some(name))
-}
-
-pub(crate) fn context_ident(handler: &Handler) -> Option<Ident> {
-    match handler.item.sig.inputs.first()? {
-        FnArg::Typed(arg) => match &*arg.pat {
-            syn::Pat::Ident(p) => Some(p.ident.clone()),
-            _ => None,
-        },
-        FnArg::Receiver(_) => None,
-    }
-}
-
-/// Whether `ty` may name a `Result` (maybe through an alias such as
-/// `io::Result<T>`; rustc decides). `false` for types that certainly are not.
+/// Whether `ty` can be a `Result` (aliases such as `io::Result<T>` included;
+/// rustc checks the rest): a path, except a few well-known non-`Result` types.
 pub(crate) fn may_be_result(ty: &Type) -> bool {
     const NOT_RESULTS: &[&str] = &[
         "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32",
@@ -111,33 +200,30 @@ pub(crate) fn may_be_result(ty: &Type) -> bool {
     }
 }
 
-/// `herta::Context` or `::herta::Context`, spelled out.
-pub(crate) fn is_herta_path(ty: &Type) -> bool {
-    let Type::Path(p) = ty else { return false };
-    let segments: Vec<String> = p
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    segments == ["herta", "Context"]
-}
-
 /// The span of an `impl Trait` anywhere in `ty`.
 pub(crate) fn impl_trait(ty: &Type) -> Option<Span> {
-    fn scan(tokens: proc_macro2::TokenStream) -> Option<Span> {
-        for token in tokens {
-            match token {
-                proc_macro2::TokenTree::Ident(i) if i == "impl" => return Some(i.span()),
-                proc_macro2::TokenTree::Group(g) => {
-                    if let Some(span) = scan(g.stream()) {
-                        return Some(span);
-                    }
+    find_ident(ty.to_token_stream(), "impl")
+}
+
+/// The span of `Self` anywhere in the signature's parameters or return
+/// type: a function that names `Self` is an associated function.
+pub(crate) fn mentions_self(sig: &Signature) -> Option<Span> {
+    let inputs = &sig.inputs;
+    let output = &sig.output;
+    find_ident(quote!(#inputs #output), "Self")
+}
+
+fn find_ident(tokens: TokenStream, name: &str) -> Option<Span> {
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Ident(i) if i == name => return Some(i.span()),
+            proc_macro2::TokenTree::Group(g) => {
+                if let Some(span) = find_ident(g.stream(), name) {
+                    return Some(span);
                 }
-                _ => {}
             }
+            _ => {}
         }
-        None
     }
-    scan(quote::ToTokens::to_token_stream(ty))
+    None
 }

@@ -3,27 +3,36 @@
 //! `herta::resources!` and `herta::Classify`; everything they generate refers
 //! to `::herta::...`.
 //!
-//! The crate is laid out like `thiserror-impl` and `tracing-attributes`:
+//! The crate is laid out like `thiserror-impl` (`ast → valid → expand`):
 //!
-//! * `parse` reads the attribute (with `darling`) into a loosely typed,
-//!   fully spanned model and reports shape errors; `handler` reads the
-//!   function;
-//! * `validate` applies the contract rules of herta's design (§5), one
-//!   function per rule, accumulating every error with the span of the
-//!   offending token; `contract` resolves a best-effort contract;
-//! * `expand` generates the wrapper type with `quote`.
+//! * `parse` reads the attribute once into the typed, spanned `model`
+//!   (keys as `Key`s; effects, outcomes and admission modes as
+//!   herta-contract's enums, with their spans) and reports shape errors;
+//!   `handler` reads the function (its body kept as raw tokens);
+//! * `rules` applies the contract rules of herta's design (§5) to the
+//!   model, one function per rule, accumulating every error with the span
+//!   of the offending token (`diag`);
+//! * `expand` generates the wrapper type with `quote`, reading only the
+//!   model (through `best_effort`, which falls back to harmless values
+//!   where a rule failed, so the wrapper is always generated).
 //!
-//! `resources` and `classify` implement the other two macros.
+//! The words of a contract and the "did you mean" rule come from
+//! `herta-contract` (`vocab`). `resources` and `classify` implement the
+//! other two macros; `syntax` holds what all three read (integer literals,
+//! paths).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod best_effort;
 mod classify;
-mod contract;
+mod diag;
 mod expand;
 mod handler;
+mod model;
 mod parse;
 mod resources;
-mod validate;
+mod rules;
+mod syntax;
 mod vocab;
 
 use proc_macro::TokenStream;
@@ -43,7 +52,7 @@ use proc_macro::TokenStream;
 ///
 /// | key | value | default |
 /// |---|---|---|
-/// | `effect` | `Pure`, `Idempotent` or `NonIdempotent` | **required** |
+/// | `effect` | `Pure`, `Idempotent` or `NonIdempotent` (or `herta::Effect::Pure`, ...) | **required** |
 /// | `resources(...)` | `"name" = units` (checked at `bind`) or `CONSTANT = units` (a `herta::Resource`; a typo or units above its capacity are compile errors) | none |
 /// | `admission` | `Wait` or `Reject` | `Wait` |
 /// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (at least 2); attempts run back to back, with no delay | no retry |
@@ -95,9 +104,17 @@ use proc_macro::TokenStream;
 /// 9. `retry` with a parameter that is not `Clone`;
 /// 10. a `timeout` that does not parse, is zero or exceeds one hour (a
 ///     longer per-attempt timeout is almost always a unit slip);
-/// 11. not an `async fn`, no `Result` return type, type or const
-///     parameters, `impl Trait` parameters, `self`, `unsafe fn`, a
-///     `Context` that is not the first parameter, or a key written twice.
+/// 11. not an `async fn` (also `fn … -> impl Future`), no `Result` return
+///     type, type or const parameters, `impl Trait` parameters, `self` or
+///     `Self` (a function in an `impl` block), `unsafe fn`, a `Context` that
+///     is not the first parameter, is borrowed or repeated, a key written
+///     twice, or a wrapper name another item of the module already has.
+///
+/// A `Context` parameter is recognised by its type as written (a path
+/// ending in `Context`); under a renamed import (`use herta::Context as
+/// Ctx`) it is taken as an ordinary parameter of `call`. An associated
+/// function that names neither `self` nor `Self` cannot be told from a free
+/// one, and gets rustc's errors about items in an `impl` block.
 ///
 /// Rules 3 and 4 read the effect × outcome table of `herta-contract`, the
 /// same table the runtime checks before every retry.

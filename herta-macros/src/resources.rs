@@ -5,13 +5,14 @@
 //! spanned on the offending token, and every constant that can be emitted is
 //! still emitted, so uses elsewhere keep resolving.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Token, UnOp, Visibility};
+use syn::{Attribute, Expr, Ident, LitStr, Token, Visibility};
 
-use crate::vocab::error;
+use crate::diag::error;
+use crate::syntax::{int_literal, IntLiteral};
 
 /// One `pub NAME: "name" = capacity;` entry.
 pub(crate) struct Entry {
@@ -95,7 +96,7 @@ pub(crate) fn entries(input: ParseStream<'_>) -> syn::Result<Vec<Entry>> {
 }
 
 /// Checks every entry; one error per problem.
-pub(crate) fn validate(entries: &[Entry]) -> Vec<darling::Error> {
+pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
     let mut errors = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         let earlier = &entries[..i];
@@ -131,7 +132,7 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<darling::Error> {
             ));
         }
         match capacity(&entry.capacity) {
-            Capacity::Literal(0) => errors.push(error(
+            Some(IntLiteral::Value(0)) => errors.push(error(
                 entry.capacity.span(),
                 format_args!(
                     "resource `{}` has capacity 0, so no call could ever hold it",
@@ -139,52 +140,26 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<darling::Error> {
                 ),
                 "give it a capacity of at least 1",
             )),
-            Capacity::Negative(span) => errors.push(error(
-                span,
+            Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
+                &entry.capacity,
                 format_args!("resource `{}` has a negative capacity", entry.ident),
                 "give it a capacity of at least 1",
             )),
-            Capacity::Literal(n) if n > u128::from(u32::MAX) => errors.push(error(
+            Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
                 entry.capacity.span(),
                 format_args!("resource `{}` has a capacity above `u32::MAX`", entry.ident),
                 "use a capacity that fits in a `u32`",
             )),
-            Capacity::Literal(_) | Capacity::Expression => {}
+            Some(IntLiteral::Value(_)) | None => {}
         }
     }
     errors
 }
 
-enum Capacity {
-    Literal(u128),
-    Negative(Span),
-    /// A constant expression: checked by a `const` assertion.
-    Expression,
-}
-
-fn capacity(expr: &Expr) -> Capacity {
-    match expr {
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(i), ..
-        }) => i
-            .base10_parse()
-            .map_or(Capacity::Literal(u128::MAX), Capacity::Literal),
-        Expr::Unary(ExprUnary {
-            op: UnOp::Neg(minus),
-            expr,
-            ..
-        }) if matches!(
-            &**expr,
-            Expr::Lit(ExprLit {
-                lit: Lit::Int(_),
-                ..
-            })
-        ) =>
-        {
-            Capacity::Negative(minus.span)
-        }
-        _ => Capacity::Expression,
-    }
+/// A capacity: a literal, or a constant expression checked by a `const`
+/// assertion.
+fn capacity(expr: &Expr) -> Option<IntLiteral> {
+    int_literal(expr)
 }
 
 /// `resources! { ... }`.
@@ -210,7 +185,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             name,
             capacity,
         } = entry;
-        let check = matches!(self::capacity(capacity), Capacity::Expression).then(|| {
+        let check = self::capacity(capacity).is_none().then(|| {
             let message = format!(
                 "resources!: resource `{ident}` has capacity 0, so no call could ever hold it\n\
                  help: give it a capacity of at least 1"
@@ -220,8 +195,8 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             }
         });
         let capacity = match self::capacity(capacity) {
-            Capacity::Literal(n) if n > u128::from(u32::MAX) => quote!(0),
-            Capacity::Negative(_) => quote!(0),
+            Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => quote!(0),
+            Some(IntLiteral::Negative) => quote!(0),
             _ => quote!(#capacity),
         };
         items.push(quote! {
@@ -230,7 +205,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             #check
         });
     }
-    let errors = (!errors.is_empty()).then(|| darling::Error::multiple(errors).write_errors());
+    let errors: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();
     quote! {
         #(#items)*
         #errors

@@ -4,21 +4,21 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::contract::{self, Contract, TimeoutError};
-use crate::{classify, expand, handler, parse, resources, validate};
+use crate::best_effort::upper_camel;
+use crate::diag::Errors;
+use crate::handler::Handler;
+use crate::model::{Operation, TimeoutError};
+use crate::parse::parse_timeout;
+use crate::syntax::pretty;
+use crate::{classify, expand, parse, resources, rules};
 
-/// Runs parse + validate; returns the contract and every error message.
-fn run(args: TokenStream, item: TokenStream) -> (Contract, Vec<String>) {
-    let mut errors = darling::Error::accumulator();
-    let attr = parse::attr(args, &mut errors);
-    let handler = handler::handler(syn::parse2(item).expect("test items are functions"));
-    let contract = validate::contract(&attr, &handler, &mut errors);
-    let messages = errors
-        .into_inner()
-        .into_iter()
-        .map(|e| e.to_string())
-        .collect();
-    (contract, messages)
+/// Runs parse + rules; returns the model and every error message.
+fn run(args: TokenStream, item: TokenStream) -> (Operation, Vec<String>) {
+    let mut errors = Errors::default();
+    let op = parse::operation(args, item, &mut errors).expect("test items are functions");
+    rules::check(&op, &mut errors);
+    let messages = errors.messages();
+    (op, messages)
 }
 
 fn errors(args: TokenStream) -> Vec<String> {
@@ -70,13 +70,13 @@ fn a_full_contract_resolves_without_errors() {
         ),
     );
     assert!(errors.is_empty(), "{errors:#?}");
-    assert_eq!(contract.name, "replace");
-    assert_eq!(contract.wrapper.to_string(), "Replace");
-    assert_eq!(contract.effect, herta_contract::Effect::Idempotent);
-    assert_eq!(contract.admission, herta_contract::Admission::Reject);
-    assert_eq!(contract.resources.len(), 2);
-    assert_eq!(contract.resources[1].units, 3);
-    let retry = contract.retry.as_ref().unwrap();
+    assert_eq!(contract.name(), "replace");
+    assert_eq!(contract.wrapper().to_string(), "Replace");
+    assert_eq!(contract.effect(), herta_contract::Effect::Idempotent);
+    assert_eq!(contract.admission(), herta_contract::Admission::Reject);
+    assert_eq!(contract.resources().len(), 2);
+    assert_eq!(contract.resources()[1].units, 3);
+    let retry = contract.retry().unwrap();
     assert_eq!(
         retry.on,
         [
@@ -85,11 +85,11 @@ fn a_full_contract_resolves_without_errors() {
         ]
     );
     assert_eq!(retry.max, 3);
-    assert_eq!(contract.timeout.as_ref().unwrap().millis, 2_000);
-    let key = contract.key.as_ref().unwrap();
+    assert_eq!(contract.timeout().unwrap().0, 2_000);
+    let key = contract.key().unwrap();
     assert_eq!(key.param, 0, "the context is not a call parameter");
     assert_eq!(key.scope.as_deref(), Some("catalogue"));
-    assert!(contract.callable);
+    assert!(contract.callable());
 }
 
 #[test]
@@ -103,10 +103,10 @@ fn defaults() {
         ),
     );
     assert!(errors.is_empty());
-    assert_eq!(contract.name, "render_page");
-    assert_eq!(contract.wrapper.to_string(), "RenderPage");
-    assert_eq!(contract.admission, herta_contract::Admission::Wait);
-    assert!(contract.retry.is_none() && contract.timeout.is_none() && contract.key.is_none());
+    assert_eq!(contract.name(), "render_page");
+    assert_eq!(contract.wrapper().to_string(), "RenderPage");
+    assert_eq!(contract.admission(), herta_contract::Admission::Wait);
+    assert!(contract.retry().is_none() && contract.timeout().is_none() && contract.key().is_none());
 }
 
 #[test]
@@ -276,7 +276,7 @@ fn rule_7_each_resource_once() {
         ),
     );
     assert_eq!(
-        contract.resources.len(),
+        contract.resources().len(),
         1,
         "the repeat is dropped from the best-effort contract"
     );
@@ -324,24 +324,18 @@ fn rule_8_serialize_by_names_a_parameter() {
 
 #[test]
 fn rule_10_timeouts() {
-    assert_eq!(contract::parse_timeout("250ms"), Ok(250));
-    assert_eq!(contract::parse_timeout("2s"), Ok(2_000));
-    assert_eq!(contract::parse_timeout("1m"), Ok(60_000));
-    assert_eq!(contract::parse_timeout("1h"), Ok(3_600_000));
+    assert_eq!(parse_timeout("250ms"), Ok(250));
+    assert_eq!(parse_timeout("2s"), Ok(2_000));
+    assert_eq!(parse_timeout("1m"), Ok(60_000));
+    assert_eq!(parse_timeout("1h"), Ok(3_600_000));
+    assert_eq!(parse_timeout("5 sec"), Err(TimeoutError::Unparsable));
+    assert_eq!(parse_timeout("1.5s"), Err(TimeoutError::Unparsable));
+    assert_eq!(parse_timeout("s"), Err(TimeoutError::Unparsable));
+    assert_eq!(parse_timeout("10"), Err(TimeoutError::Unparsable));
+    assert_eq!(parse_timeout("0ms"), Err(TimeoutError::Zero));
+    assert_eq!(parse_timeout("61m"), Err(TimeoutError::TooLong));
     assert_eq!(
-        contract::parse_timeout("5 sec"),
-        Err(TimeoutError::Unparsable)
-    );
-    assert_eq!(
-        contract::parse_timeout("1.5s"),
-        Err(TimeoutError::Unparsable)
-    );
-    assert_eq!(contract::parse_timeout("s"), Err(TimeoutError::Unparsable));
-    assert_eq!(contract::parse_timeout("10"), Err(TimeoutError::Unparsable));
-    assert_eq!(contract::parse_timeout("0ms"), Err(TimeoutError::Zero));
-    assert_eq!(contract::parse_timeout("61m"), Err(TimeoutError::TooLong));
-    assert_eq!(
-        contract::parse_timeout("99999999999999999999h"),
+        parse_timeout("99999999999999999999h"),
         Err(TimeoutError::TooLong)
     );
     assert!(one_error(quote!(effect = Pure, timeout = "5 sec")).contains("is not a duration"));
@@ -358,7 +352,7 @@ fn rule_11_handler_shape() {
             todo!()
         }
     ));
-    assert!(errors[0].contains("must be an `async fn`") && !contract.callable);
+    assert!(errors[0].contains("must be an `async fn`") && !contract.callable());
     let (_, errors) = shape(quote!(
         async fn f() {}
     ));
@@ -381,7 +375,7 @@ fn rule_11_handler_shape() {
         }
     ));
     assert!(
-        errors.is_empty() && contract.callable,
+        errors.is_empty() && contract.callable(),
         "aliases are for rustc to check"
     );
     let (_, errors) = shape(quote!(
@@ -396,13 +390,16 @@ fn rule_11_handler_shape() {
             todo!()
         }
     ));
-    assert!(errors.is_empty() && contract.callable, "lifetimes are fine");
+    assert!(
+        errors.is_empty() && contract.callable(),
+        "lifetimes are fine"
+    );
     let (contract, errors) = shape(quote!(
         async fn f(&self) -> Result<(), E> {
             todo!()
         }
     ));
-    assert!(errors[0].contains("cannot take `self`") && contract.is_method);
+    assert!(errors[0].contains("cannot take `self`") && contract.in_impl());
     let (_, errors) = shape(quote!(
         async unsafe fn f() -> Result<(), E> {
             todo!()
@@ -462,35 +459,59 @@ fn shape_errors() {
     assert!(one_error(quote!(effect = Pure, name = render)).contains("takes a string"));
     assert!(one_error(quote!(effect = Pure, name = "")).contains("cannot be empty"));
     assert!(one_error(quote!(effect = Pure, wrapper = a::B)).contains("name of the type"));
-    // Qualified words are fine.
+    // Words qualified as `herta::Type::Word` are fine; any other prefix is not.
     assert!(errors(quote!(
         effect = herta::Effect::Pure,
-        admission = Admission::Reject
+        admission = ::herta::Admission::Reject,
+        retry(on = herta::Outcome::Transient, max = 2)
     ))
     .is_empty());
+    let message = one_error(quote!(effect = foo::bar::Idempotent));
+    assert!(
+        message.starts_with("`effect` takes an effect by name, such as `Idempotent` or `herta::Effect::Idempotent`; `foo::bar::Idempotent` is not one"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("help: write `effect = Idempotent`"),
+        "{message}"
+    );
+    assert!(one_error(quote!(effect = Effect::Pure)).contains("`Effect::Pure` is not one"));
+    assert!(
+        one_error(quote!(effect = Pure, admission = Admission::Reject))
+            .contains("help: write `admission = Reject`")
+    );
+    assert!(one_error(quote!(
+        effect = Pure,
+        retry(on = Outcome::Transient, max = 2)
+    ))
+    .contains("`on` takes an outcome by name"));
+    // Help lines use the names written.
+    assert!(
+        one_error(quote!(effect = Pure, wrapper = "Ledger2")).ends_with(
+            "help: remove the quotes: `wrapper = Ledger2`; it is declared next to the function"
+        )
+    );
+    assert!(one_error(quote!(effect = Pure, name = render)).ends_with("write `name = \"render\"`"));
 }
 
 #[test]
 fn names_and_types() {
+    assert_eq!(upper_camel("replace_catalogue"), "ReplaceCatalogue");
+    assert_eq!(upper_camel("render"), "Render");
+    assert_eq!(upper_camel("_private_op2"), "PrivateOp2");
     assert_eq!(
-        contract::upper_camel("replace_catalogue"),
-        "ReplaceCatalogue"
-    );
-    assert_eq!(contract::upper_camel("render"), "Render");
-    assert_eq!(contract::upper_camel("_private_op2"), "PrivateOp2");
-    assert_eq!(
-        parse::pretty(&quote!(Vec<Option<&'static str>>)),
+        pretty(&quote!(Vec<Option<&'static str>>)),
         "Vec<Option<&'static str>>"
     );
     assert_eq!(
-        parse::pretty(&quote!(std::collections::HashMap<u8, u8>)),
+        pretty(&quote!(std::collections::HashMap<u8, u8>)),
         "std::collections::HashMap<u8, u8>"
     );
 }
 
 #[test]
 fn call_parameters_keep_their_names_unless_they_would_shadow() {
-    let handler = handler::handler(syn::parse_quote!(
+    let handler: Handler = syn::parse_quote!(
         async fn user(
             ctx: herta::Context,
             user: u64,
@@ -499,7 +520,7 @@ fn call_parameters_keep_their_names_unless_they_would_shadow() {
         ) -> Result<(), E> {
             todo!()
         }
-    ));
+    );
     assert!(handler.has_context);
     let names: Vec<String> = handler.params.iter().map(|p| p.name.to_string()).collect();
     assert_eq!(names, ["__herta_arg1", "rows", "__herta_arg3"]);
@@ -587,16 +608,31 @@ fn the_wrapper_carries_visibility_and_docs() {
         ),
     ))
     .unwrap();
+    // The struct is declared in a private module and imported with the
+    // function's visibility.
+    let import = file
+        .items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Use(u) => Some(u),
+            _ => None,
+        })
+        .expect("a glob import of the wrapper");
+    let vis = &import.vis;
+    assert_eq!(quote!(#vis).to_string(), "pub (crate)");
     let wrapper = file
         .items
         .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m) => m.content.as_ref(),
+            _ => None,
+        })
+        .flat_map(|(_, items)| items)
         .find_map(|item| match item {
             syn::Item::Struct(s) if s.ident == "Render" => Some(s),
             _ => None,
         })
         .expect("a wrapper struct");
-    let vis = &wrapper.vis;
-    assert_eq!(quote!(#vis).to_string(), "pub (crate)");
     let docs: Vec<String> = wrapper
         .attrs
         .iter()
@@ -724,17 +760,13 @@ fn resources_rules() {
 fn classify_rules() {
     let check = |input: TokenStream| {
         let input: syn::DeriveInput = syn::parse2(input).unwrap();
-        let mut errors = darling::Error::accumulator();
+        let mut errors = Errors::default();
         if let syn::Data::Enum(data) = &input.data {
             for variant in &data.variants {
                 let _ = classify::outcome_attr(&variant.attrs, &mut errors);
             }
         }
-        errors
-            .into_inner()
-            .into_iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
+        errors.messages()
     };
     let errors = check(quote!(
         enum E {

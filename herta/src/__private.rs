@@ -7,10 +7,40 @@ use std::hash::Hash;
 pub use crate::call::Bound;
 pub use std::time::Duration;
 
-use crate::contract::Contract;
+use crate::contract::{Contract, KeySpec, ResourceUse};
 use crate::error::BindError;
-use crate::outcome::{Classify, Outcome};
+use crate::outcome::{Admission, Classify, Effect, Outcome};
 use crate::runtime::Runtime;
+
+/// A contract, field by field: what `#[herta::operation]` writes as
+/// `CONTRACT`, by name, so the generated code and [`Contract`] cannot
+/// disagree on the order of its parts.
+#[derive(Debug, Clone, Copy)]
+pub struct ContractFields {
+    /// The operation's name.
+    pub operation: &'static str,
+    /// The declared effect.
+    pub effect: Effect,
+    /// The admission mode.
+    pub admission: Admission,
+    /// The budgets one call holds.
+    pub resources: &'static [ResourceUse],
+    /// The outcomes retried (empty: no retry).
+    pub retry_on: &'static [Outcome],
+    /// The most attempts, the first included (1: no retry).
+    pub max_attempts: u32,
+    /// The per-attempt timeout.
+    pub timeout: Option<Duration>,
+    /// The serialization key, if any.
+    pub serialize_by: Option<KeySpec>,
+}
+
+impl ContractFields {
+    /// The [`Contract`] these fields declare.
+    pub const fn into_contract(self) -> Contract {
+        Contract::from_fields(self)
+    }
+}
 
 /// The `Ok` and `Err` types of a handler's return type, so aliases such as
 /// `io::Result<T>` work.
@@ -198,4 +228,25 @@ impl<T> DescribeViaType for &Probe<'_, T> {
     fn __herta_describe(&self) -> String {
         format!("of type `{}`", std::any::type_name::<T>())
     }
+}
+
+/// The room a constant resource has for the units a contract asks of it:
+/// `Room<true>` when they fit. The macro's capacity check (rule 6) asks for
+/// `Room<{ units <= capacity }>: Fits<{ capacity }>` of a trait it declares
+/// with the rule's message, implemented for every [`HasRoom`] type, so the
+/// one error is spanned on the units and names the capacity.
+#[derive(Debug)]
+pub struct Room<const FITS: bool>;
+
+/// Implemented by `Room<true>` only.
+pub trait HasRoom {}
+
+impl HasRoom for Room<true> {}
+
+/// The `serialize_by` key type of a wrapper type (`NoKey` without one):
+/// the wrapper's `bound` field is `Bound<<Self as WrapperKey>::Key>`, so
+/// its declaration names no type of the user's.
+pub trait WrapperKey {
+    /// The key type.
+    type Key: 'static;
 }

@@ -40,18 +40,19 @@ pub struct Contract {
 }
 
 impl Contract {
-    #[doc(hidden)]
-    #[allow(clippy::too_many_arguments)]
-    pub const fn __new(
-        operation: &'static str,
-        effect: Effect,
-        admission: Admission,
-        resources: &'static [ResourceUse],
-        retry_on: &'static [Outcome],
-        max_attempts: u32,
-        timeout: Option<Duration>,
-        serialize_by: Option<KeySpec>,
-    ) -> Self {
+    /// The contract the macro declared, field by field (see
+    /// `__private::ContractFields`).
+    pub(crate) const fn from_fields(fields: crate::__private::ContractFields) -> Self {
+        let crate::__private::ContractFields {
+            operation,
+            effect,
+            admission,
+            resources,
+            retry_on,
+            max_attempts,
+            timeout,
+            serialize_by,
+        } = fields;
         Contract {
             operation,
             effect,

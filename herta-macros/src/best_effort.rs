@@ -1,0 +1,181 @@
+//! The model read leniently, for [`expand`](crate::expand): whatever is
+//! invalid falls back to a harmless value (the rules have reported it), so
+//! the wrapper type is always generated and code using it shows no further
+//! errors.
+
+use herta_contract::{retry_verdict, Admission, Effect, Outcome};
+use proc_macro2::Span;
+use quote::format_ident;
+use syn::ext::IdentExt as _;
+use syn::{FnArg, GenericParam, Ident, ReturnType};
+
+use crate::handler;
+use crate::model::{Operation, ResourceKey};
+use crate::syntax::IntLiteral;
+
+/// A resource the contract holds.
+pub(crate) struct Resource<'a> {
+    pub key: &'a ResourceKey,
+    pub units: u32,
+    /// The span of the units as written, for rustc's capacity check.
+    pub units_span: Span,
+}
+
+/// The retry policy.
+pub(crate) struct RetryPolicy {
+    pub on: Vec<Outcome>,
+    pub max: u32,
+}
+
+/// The serialization key.
+pub(crate) struct KeyUse {
+    /// Index into `Handler::params`.
+    pub param: usize,
+    pub scope: Option<String>,
+}
+
+impl Operation {
+    /// The operation's name: `name = "..."` or the function's.
+    pub fn name(&self) -> String {
+        self.attr
+            .name
+            .as_ref()
+            .map(|n| n.value())
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| self.function_name())
+    }
+
+    /// The function's name, without `r#`.
+    pub fn function_name(&self) -> String {
+        self.handler.sig.ident.unraw().to_string()
+    }
+
+    /// The wrapper type's name: `wrapper = ...` or the function's in UpperCamelCase.
+    pub fn wrapper(&self) -> Ident {
+        self.attr.wrapper.clone().unwrap_or_else(|| {
+            let span = self.handler.sig.ident.span();
+            format_ident!("{}", upper_camel(&self.function_name()), span = span)
+        })
+    }
+
+    pub fn effect(&self) -> Effect {
+        self.attr.effect_value().unwrap_or(Effect::NonIdempotent)
+    }
+
+    pub fn admission(&self) -> Admission {
+        self.attr
+            .admission
+            .as_ref()
+            .and_then(|w| w.value)
+            .unwrap_or_default()
+    }
+
+    /// The resources, each once, with valid units.
+    pub fn resources(&self) -> Vec<Resource<'_>> {
+        let entries = &self.attr.resources;
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| !entries[..*i].iter().any(|p| p.key.same_as(&e.key)))
+            .map(|(_, e)| Resource {
+                key: &e.key,
+                units: match e.units.value {
+                    IntLiteral::Value(n) => u32::try_from(n).unwrap_or(u32::MAX).max(1),
+                    IntLiteral::Negative => 1,
+                },
+                units_span: e.units.span,
+            })
+            .collect()
+    }
+
+    /// The retry policy, with only the outcomes the table allows.
+    pub fn retry(&self) -> Option<RetryPolicy> {
+        let retry = self.attr.retry.as_ref()?;
+        let effect = self.attr.effect_value();
+        let mut on: Vec<Outcome> = Vec::new();
+        for outcome in self.attr.retry_outcomes().filter_map(|w| w.value) {
+            let allowed = effect.is_some_and(|e| retry_verdict(e, outcome).is_allowed());
+            if allowed && !on.contains(&outcome) {
+                on.push(outcome);
+            }
+        }
+        let max = retry
+            .max
+            .as_ref()
+            .and_then(|m| u32::try_from(m.value).ok())
+            .unwrap_or(1)
+            .max(1);
+        Some(RetryPolicy { on, max })
+    }
+
+    /// The timeout in milliseconds and as written.
+    pub fn timeout(&self) -> Option<(u64, String)> {
+        let timeout = self.attr.timeout.as_ref()?;
+        Some((timeout.millis.ok()?, timeout.lit.value()))
+    }
+
+    /// The `serialize_by` key, when it names a parameter.
+    pub fn key(&self) -> Option<KeyUse> {
+        let by = self.attr.serialize_by.as_ref()?;
+        Some(KeyUse {
+            param: self.handler.param_named(&by.param)?,
+            scope: by
+                .scope
+                .as_ref()
+                .map(|s| s.value())
+                .filter(|s| !s.trim().is_empty()),
+        })
+    }
+
+    /// The function's return type can be a `Result` (rustc checks that it
+    /// is, through `HandlerOutput`); `false` when it certainly is not.
+    pub fn returns_result(&self) -> bool {
+        matches!(&self.handler.sig.output, ReturnType::Type(_, ty) if handler::may_be_result(ty))
+    }
+
+    /// The function is an `async fn` that `call` can invoke as written.
+    /// When `false`, `expand` generates stubs that keep the wrapper's
+    /// signatures only.
+    pub fn callable(&self) -> bool {
+        let sig = &self.handler.sig;
+        sig.asyncness.is_some()
+            && sig.unsafety.is_none()
+            && self.returns_result()
+            && sig
+                .generics
+                .params
+                .iter()
+                .all(|p| matches!(p, GenericParam::Lifetime(_)))
+            && self.handler.misplaced_contexts.is_empty()
+            && !self.in_impl()
+            && !sig
+                .inputs
+                .iter()
+                .any(|a| matches!(a, FnArg::Typed(t) if handler::impl_trait(&t.ty).is_some()))
+    }
+
+    /// The function is a method or names `Self`: it is inside an `impl`
+    /// block, where no wrapper type can be declared, so only the function
+    /// is emitted.
+    pub fn in_impl(&self) -> bool {
+        self.handler.sig.receiver().is_some() || handler::mentions_self(&self.handler.sig).is_some()
+    }
+}
+
+/// `replace_catalogue` → `ReplaceCatalogue`.
+pub(crate) fn upper_camel(snake: &str) -> String {
+    let camel: String = snake
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            let first = chars.next().expect("non-empty").to_uppercase();
+            first.chain(chars).collect::<String>()
+        })
+        .collect();
+    if camel.is_empty() || camel.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("Op{camel}")
+    } else {
+        camel
+    }
+}

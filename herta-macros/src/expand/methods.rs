@@ -1,0 +1,208 @@
+//! The wrapper's `bind` and `call` (or their stubs), and its
+//! `impl herta::Operation`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Ident, Type};
+
+use super::types::{owned, private_path};
+use super::Wrapper;
+use crate::syntax::span_range;
+
+impl Wrapper<'_> {
+    /// `bind`, `call` and their private helpers.
+    pub(super) fn methods(&self) -> TokenStream {
+        let Wrapper { ok, err, .. } = self;
+        let handler = &self.op.handler;
+        let generics = &handler.sig.generics;
+        let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
+        let types: Vec<&Type> = handler.params.iter().map(|p| &p.ty).collect();
+        let key_ty = &self.key.ty;
+        let key_value = &self.key.value;
+        // Only `bind` needs the key bounds (rule 8), through the trait
+        // `KeyBound`: a key type without them is one error, on the self
+        // type of this path, which covers the key parameter's type.
+        let serialize_by = match self.key.span {
+            Some(range) => private_path("SerializeBy", range),
+            None => quote!(::herta::__private::SerializeBy),
+        };
+        let run = self.run();
+        let classify = self.classify();
+        let describe_key = match self.key_use {
+            Some(_) => quote! {
+                use ::herta::__private::{DescribeViaDebug as _, DescribeViaType as _};
+                (&::herta::__private::Probe(key)).__herta_describe()
+            },
+            None => quote!(match *key {}),
+        };
+        let call_doc = self
+            .call_doc()
+            .into_iter()
+            .map(|line| quote!(#[doc = #line]));
+        quote! {
+            /// Checks the contract against `runtime` and binds the operation to it.
+            ///
+            /// # Errors
+            ///
+            /// A `herta::BindError` if a resource the contract names is not
+            /// declared by `runtime`, has less capacity than the units one call
+            /// holds, or if a shared `serialize_by` scope is already keyed by
+            /// another type.
+            pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
+                <#serialize_by as ::herta::__private::KeyBound<#key_ty>>::bind(
+                    runtime,
+                    &Self::CONTRACT,
+                    Self::__herta_describe_key,
+                )
+                .map(|bound| Self { bound })
+            }
+
+            #(#call_doc)*
+            pub async fn call #generics (&self, #(#names: #types),*)
+                -> ::core::result::Result<#ok, ::herta::Error<#err>>
+            {
+                let __herta_key: ::core::option::Option<#key_ty> = #key_value;
+                #run
+            }
+
+            #[doc(hidden)]
+            fn __herta_classify(error: &#err) -> ::herta::Outcome {
+                #classify
+            }
+
+            #[doc(hidden)]
+            fn __herta_describe_key(key: &#key_ty) -> ::std::string::String {
+                #describe_key
+            }
+        }
+    }
+
+    /// The body of `call` after the key: one attempt, or attempts that
+    /// each get a clone of each parameter.
+    fn run(&self) -> TokenStream {
+        let handler = &self.op.handler;
+        let function = &handler.sig.ident;
+        let key_ty = &self.key.ty;
+        let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
+        let (context, context_param) = if handler.has_context {
+            (quote!(__herta_ctx,), quote!(__herta_ctx))
+        } else {
+            (TokenStream::new(), quote!(_))
+        };
+        if self.retry.is_none() {
+            return quote! {
+                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, move |#context_param: ::herta::Context| {
+                    #function(#context #(#names),*)
+                })
+                .await
+            };
+        }
+        // Each attempt clones each parameter; spanned on the type, so a
+        // parameter that is not `Clone` is the error's location (rule 9).
+        let clones = handler.params.iter().map(|p| {
+            let (name, ty) = (&p.name, &p.ty);
+            // The self type of this path covers the parameter's type, so
+            // rustc underlines all of it.
+            let retry = private_path("Retry", span_range(ty));
+            quote! {
+                let #name = <#retry as ::herta::__private::RetryArg<#ty>>::retry_arg(&#name);
+            }
+        });
+        quote! {
+            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, |#context_param: ::herta::Context| {
+                #(#clones)*
+                #function(#context #(#names),*)
+            })
+            .await
+        }
+    }
+
+    /// The body of `__herta_classify`. A retry without a timeout can only
+    /// fire on a classified failure: it requires `Classify`, spanned on the
+    /// error type.
+    fn classify(&self) -> TokenStream {
+        let err = &self.err;
+        if self.retry.is_some() && self.timeout.is_none() {
+            let classified = private_path("Classified", span_range(err));
+            quote!(<#classified as ::herta::__private::RetryClassify<#err>>::retry_outcome(error))
+        } else {
+            quote! {
+                use ::herta::__private::{ViaDefault as _, ViaTrait as _};
+                (&::herta::__private::Probe(error)).__herta_outcome()
+            }
+        }
+    }
+
+    /// Signatures only, for a function `call` cannot invoke (errors already
+    /// reported): uses of the wrapper keep type-checking.
+    pub(super) fn stub_methods(&self) -> TokenStream {
+        let Wrapper { ok, err, .. } = self;
+        let handler = &self.op.handler;
+        let generics = &handler.sig.generics;
+        let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
+        let types: Vec<&Type> = handler.params.iter().map(|p| &p.ty).collect();
+        let message = format!("the contract of `{}` has compile errors", handler.sig.ident);
+        quote! {
+            /// Checks the contract against `runtime` and binds the operation to it.
+            pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
+                let _ = runtime;
+                ::core::unreachable!(#message)
+            }
+
+            /// Calls the operation under its contract.
+            #[allow(unused_variables)]
+            pub async fn call #generics (&self, #(#names: #types),*)
+                -> ::core::result::Result<#ok, ::herta::Error<#err>>
+            {
+                let _ = &self.bound;
+                ::core::unreachable!(#message)
+            }
+        }
+    }
+
+    /// `impl Operation`, when `call` takes only owned parameters.
+    pub(super) fn operation_impl(&self) -> Option<TokenStream> {
+        let handler = &self.op.handler;
+        if !self.callable
+            || !handler.sig.generics.params.is_empty()
+            || !handler.params.iter().all(|p| owned(&p.ty))
+        {
+            return None;
+        }
+        let Wrapper {
+            path,
+            cfgs,
+            ok,
+            err,
+            ..
+        } = self;
+        let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
+        let types: Vec<&Type> = handler.params.iter().map(|p| &p.ty).collect();
+        Some(quote! {
+            #(#cfgs)*
+            #[automatically_derived]
+            #[allow(deprecated)]
+            impl ::herta::Operation for #path {
+                const NAME: &'static str = #path::NAME;
+                const CONTRACT: ::herta::Contract = #path::CONTRACT;
+                type Args = (#(#types,)*);
+                type Output = #ok;
+                type Error = #err;
+
+                fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
+                    #path::bind(runtime)
+                }
+
+                fn call_with(
+                    &self,
+                    args: Self::Args,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<Self::Output, ::herta::Error<Self::Error>>,
+                > + ::core::marker::Send + '_ {
+                    let (#(#names,)*) = args;
+                    #path::call(self, #(#names),*)
+                }
+            }
+        })
+    }
+}

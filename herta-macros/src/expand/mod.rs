@@ -1,0 +1,238 @@
+//! Generating the wrapper type of an operation from the
+//! [model](crate::model) (through its [best-effort](crate::best_effort)
+//! readings), with `quote`.
+//!
+//! Whatever the errors, the function is emitted exactly as written and the
+//! wrapper type is emitted with its usual items and signatures, so the only
+//! errors a user sees are the contract's own.
+//!
+//! The wrapper struct is declared in a private module next to the function
+//! and brought in by a glob import, which any other item of the same name
+//! shadows without an error: the generated `const` check then reports the
+//! clash as one error that suggests `wrapper = ...`. Everything else names
+//! the struct through the module, so a clash causes no further error.
+
+mod checks;
+mod contract;
+mod methods;
+mod types;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, ToTokens};
+use syn::{Attribute, Ident};
+
+use crate::best_effort::{KeyUse, Resource, RetryPolicy};
+use crate::diag::Errors;
+use crate::model::Operation;
+use crate::{parse, rules};
+
+/// `#[herta::operation(args)] item`.
+pub(crate) fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let Some(op) = parse::operation(args, item.clone(), &mut errors) else {
+        let errors = errors.to_compile_errors();
+        return quote! { #item #errors };
+    };
+    rules::check(&op, &mut errors);
+    let errors = errors.to_compile_errors();
+    let function = &op.handler;
+    if op.in_impl() {
+        // A wrapper type cannot be declared inside an `impl` block.
+        return quote! { #function #errors };
+    }
+    let wrapper = Wrapper::new(&op).expand();
+    quote! {
+        #function
+        #wrapper
+        #errors
+    }
+}
+
+/// Everything the generated items are made of.
+struct Wrapper<'a> {
+    op: &'a Operation,
+    /// The wrapper type's name.
+    ident: Ident,
+    /// The private module it is declared in.
+    module: Ident,
+    /// The path that always names it: `module::Ident`.
+    path: TokenStream,
+    cfgs: Vec<&'a Attribute>,
+    resources: Vec<Resource<'a>>,
+    retry: Option<RetryPolicy>,
+    timeout: Option<(u64, String)>,
+    key_use: Option<KeyUse>,
+    callable: bool,
+    /// `T` and `E` of a `Result<T, E>` return type (through
+    /// `HandlerOutput` for aliases such as `io::Result<T>`), or `()` and
+    /// `Infallible` when the function returns no `Result` (an error already).
+    ok: TokenStream,
+    err: TokenStream,
+    key: types::Key,
+}
+
+impl<'a> Wrapper<'a> {
+    fn new(op: &'a Operation) -> Self {
+        let ident = op.wrapper();
+        let module = format_ident!("__herta_{}", op.function_name());
+        let path = quote!(#module::#ident);
+        let (ok, err) = types::ok_and_err(op);
+        let callable = op.callable();
+        let key_use = op.key();
+        let key = types::key(op, key_use.as_ref().filter(|_| callable));
+        Wrapper {
+            op,
+            ident,
+            module,
+            path,
+            cfgs: op.handler.attrs_named("cfg").collect(),
+            resources: op.resources(),
+            retry: op.retry(),
+            timeout: op.timeout(),
+            key_use,
+            callable,
+            ok,
+            err,
+            key,
+        }
+    }
+
+    fn expand(&self) -> TokenStream {
+        let Wrapper {
+            ident, path, cfgs, ..
+        } = self;
+        let key_ty = &self.key.ty;
+        let name = self.op.name();
+        let contract = self.contract_const();
+        let paths: Vec<&syn::Path> = self.path_resources().collect();
+        let resource_consts = (!paths.is_empty()).then(|| {
+            let count = paths.len();
+            quote! {
+                #[doc(hidden)]
+                const __HERTA_RESOURCES: [::herta::Resource; #count] = [#(#paths),*];
+            }
+        });
+        let methods = if self.callable {
+            self.methods()
+        } else {
+            self.stub_methods()
+        };
+        let declaration = self.declaration();
+        let operation_impl = self.operation_impl();
+        let checks = self.checks();
+        quote! {
+            #declaration
+
+            #(#cfgs)*
+            #[allow(deprecated)]
+            impl ::herta::__private::WrapperKey for #path {
+                type Key = #key_ty;
+            }
+
+            #(#cfgs)*
+            #[allow(deprecated)]
+            impl #path {
+                /// The operation's name, used in errors, stats and `bind` checks.
+                pub const NAME: &'static str = #name;
+
+                /// The declared contract, as the runtime enforces it (see the type's documentation).
+                pub const CONTRACT: ::herta::Contract = #contract;
+
+                #resource_consts
+
+                #methods
+            }
+
+            #(#cfgs)*
+            #[automatically_derived]
+            #[allow(deprecated)]
+            impl ::core::fmt::Debug for #path {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.debug_struct(::core::stringify!(#ident))
+                        .field("operation", &Self::NAME)
+                        .finish_non_exhaustive()
+                }
+            }
+
+            #operation_impl
+
+            #checks
+        }
+    }
+
+    /// The wrapper struct, in its private module, documented with the
+    /// function's docs and the contract, and its import with the
+    /// function's visibility.
+    fn declaration(&self) -> TokenStream {
+        let Wrapper {
+            ident,
+            module,
+            cfgs,
+            ..
+        } = self;
+        let vis = &self.op.handler.vis;
+        let inner_vis = types::one_level_down(vis);
+        let docs = self.op.handler.attrs_named("doc");
+        let deprecated = self.op.handler.attrs_named("deprecated");
+        let contract_doc = self
+            .contract_doc()
+            .into_iter()
+            .map(|line| quote!(#[doc = #line]));
+        quote! {
+            #(#cfgs)*
+            mod #module {
+                // The function's documentation links resolve as beside it.
+                #[allow(unused_imports)]
+                use super::*;
+
+                #(#docs)*
+                #(#contract_doc)*
+                #(#deprecated)*
+                #[derive(::core::clone::Clone)]
+                #inner_vis struct #ident {
+                    pub(super) bound: ::herta::__private::Bound<
+                        <Self as ::herta::__private::WrapperKey>::Key,
+                    >,
+                }
+            }
+
+            #(#cfgs)*
+            #[allow(unused_imports)]
+            #vis use #module::*;
+        }
+    }
+
+    /// The path resources, in order: `__HERTA_RESOURCES[i]` is the i-th.
+    fn path_resources(&self) -> impl Iterator<Item = &syn::Path> {
+        self.resources.iter().filter_map(|r| match r.key {
+            crate::model::ResourceKey::Path(path) => Some(path),
+            crate::model::ResourceKey::Name(_) => None,
+        })
+    }
+
+    /// How the i-th resource's name is written in a constant (`owner` is
+    /// the wrapper's path: `Self` cannot be used in a nested constant).
+    fn resource_names(&self, owner: &impl ToTokens) -> Vec<TokenStream> {
+        let mut path_index = 0usize;
+        self.resources
+            .iter()
+            .map(|r| match r.key {
+                crate::model::ResourceKey::Name(lit) => lit.to_token_stream(),
+                crate::model::ResourceKey::Path(_) => {
+                    let index = path_index;
+                    path_index += 1;
+                    quote!(#owner::__HERTA_RESOURCES[#index].name())
+                }
+            })
+            .collect()
+    }
+
+    /// The key parameter's name as the function declares it.
+    fn key_name(&self) -> String {
+        self.key_use
+            .as_ref()
+            .and_then(|k| self.op.handler.params[k.param].declared.as_ref())
+            .map(|i| syn::ext::IdentExt::unraw(i).to_string())
+            .unwrap_or_default()
+    }
+}

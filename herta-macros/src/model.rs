@@ -1,0 +1,273 @@
+//! The contract model: `#[herta::operation(...)]` and the function it is on,
+//! read once by [`parse`](crate::parse) into typed, spanned values. The
+//! rules ([`rules`](crate::rules)) check it; [`expand`](crate::expand)
+//! generates from it, through the best-effort readings of
+//! [`best_effort`](crate::best_effort).
+//!
+//! Adding a key: a field here (and its [`Key`]), its reading in `parse`,
+//! its rule in `rules`, and its use in `expand`.
+
+use herta_contract::{Admission, Effect, Outcome};
+use proc_macro2::{Span, TokenStream};
+use syn::spanned::Spanned;
+use syn::{Ident, LitStr};
+
+use crate::handler::Handler;
+use crate::syntax::{path_text, IntLiteral};
+
+/// An operation: its contract and its function.
+pub(crate) struct Operation {
+    pub attr: Attr,
+    pub handler: Handler,
+}
+
+/// Every key of the contract syntax.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Key {
+    Effect,
+    Resources,
+    Admission,
+    Retry,
+    Timeout,
+    SerializeBy,
+    Name,
+    Wrapper,
+    /// `retry(on = ...)`.
+    On,
+    /// `retry(max = ...)`.
+    Max,
+    /// `serialize_by(param, scope = ...)`.
+    Scope,
+}
+
+impl Key {
+    pub fn name(self) -> &'static str {
+        match self {
+            Key::Effect => "effect",
+            Key::Resources => "resources",
+            Key::Admission => "admission",
+            Key::Retry => "retry",
+            Key::Timeout => "timeout",
+            Key::SerializeBy => "serialize_by",
+            Key::Name => "name",
+            Key::Wrapper => "wrapper",
+            Key::On => "on",
+            Key::Max => "max",
+            Key::Scope => "scope",
+        }
+    }
+}
+
+/// Where keys are written: the attribute itself or one of its lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Within {
+    Operation,
+    Retry,
+    SerializeBy,
+}
+
+impl Within {
+    /// The keys valid here, in documentation order.
+    pub fn keys(self) -> &'static [Key] {
+        match self {
+            Within::Operation => &[
+                Key::Effect,
+                Key::Resources,
+                Key::Admission,
+                Key::Retry,
+                Key::Timeout,
+                Key::SerializeBy,
+                Key::Name,
+                Key::Wrapper,
+            ],
+            Within::Retry => &[Key::On, Key::Max],
+            Within::SerializeBy => &[Key::Scope],
+        }
+    }
+
+    /// Their names.
+    pub fn names(self) -> Vec<&'static str> {
+        self.keys().iter().map(|k| k.name()).collect()
+    }
+
+    /// How messages name the place: `` `retry(...)` ``.
+    pub fn shown(self) -> &'static str {
+        match self {
+            Within::Operation => "`#[herta::operation(...)]`",
+            Within::Retry => "`retry(...)`",
+            Within::SerializeBy => "`serialize_by(...)`",
+        }
+    }
+}
+
+/// A word of a vocabulary as written: `value` is `None` for a word the
+/// vocabulary lacks (rule 2).
+pub(crate) struct Word<V> {
+    pub ident: Ident,
+    pub value: Option<V>,
+}
+
+/// The attribute.
+#[derive(Default)]
+pub(crate) struct Attr {
+    pub effect: Option<Word<Effect>>,
+    pub admission: Option<Word<Admission>>,
+    pub resources: Vec<ResourceEntry>,
+    pub retry: Option<Retry>,
+    pub timeout: Option<Timeout>,
+    pub serialize_by: Option<SerializeBy>,
+    pub name: Option<LitStr>,
+    pub wrapper: Option<Ident>,
+    pub keys: Keys,
+}
+
+/// Which keys were written, and how.
+#[derive(Default)]
+pub(crate) struct Keys {
+    /// Every known key written, even when its value was unreadable.
+    pub written: Vec<Key>,
+    /// Keys nobody knows (rule 2), wherever they appeared.
+    pub unknown: Vec<UnknownKey>,
+    /// The second (third, ...) occurrence of a key (rule 11).
+    pub duplicates: Vec<DuplicateKey>,
+    /// The arguments did not parse at all (already reported).
+    pub unreadable: bool,
+}
+
+impl Keys {
+    /// `key` was written, or misspelt: rules about a missing `key` stay
+    /// quiet, as another error is about it already.
+    pub fn mentioned(&self, key: Key) -> bool {
+        self.unreadable
+            || self.written.contains(&key)
+            || self.unknown.iter().any(|k| k.closest == Some(key))
+    }
+}
+
+/// A key that is not part of the contract syntax.
+pub(crate) struct UnknownKey {
+    pub name: String,
+    pub span: Span,
+    pub within: Within,
+    /// The known key it is probably a typo of.
+    pub closest: Option<Key>,
+}
+
+/// A key written a second time.
+pub(crate) struct DuplicateKey {
+    pub ident: Ident,
+    pub within: Within,
+}
+
+/// One entry of `resources(...)`.
+pub(crate) struct ResourceEntry {
+    pub key: ResourceKey,
+    pub units: Units,
+}
+
+/// A resource named by string (checked at `bind`) or by path to a constant
+/// declared with `herta::resources!` (checked by rustc).
+#[derive(Clone)]
+pub(crate) enum ResourceKey {
+    Name(LitStr),
+    Path(syn::Path),
+}
+
+impl ResourceKey {
+    pub fn span(&self) -> Span {
+        match self {
+            ResourceKey::Name(lit) => lit.span(),
+            ResourceKey::Path(path) => path.span(),
+        }
+    }
+
+    /// As written, for inside a code span: `"worker"` or `DB_WRITE`.
+    pub fn source(&self) -> String {
+        match self {
+            ResourceKey::Name(lit) => format!("{:?}", lit.value()),
+            ResourceKey::Path(path) => path_text(path),
+        }
+    }
+
+    /// For prose: `"worker"`, or `DB_WRITE` in backticks.
+    pub fn display(&self) -> String {
+        match self {
+            ResourceKey::Name(lit) => format!("{:?}", lit.value()),
+            ResourceKey::Path(path) => format!("`{}`", path_text(path)),
+        }
+    }
+
+    /// The same resource written twice (rule 7, as far as the macro can see).
+    pub fn same_as(&self, other: &ResourceKey) -> bool {
+        match (self, other) {
+            (ResourceKey::Name(a), ResourceKey::Name(b)) => a.value() == b.value(),
+            (ResourceKey::Path(a), ResourceKey::Path(b)) => path_text(a) == path_text(b),
+            _ => false,
+        }
+    }
+}
+
+/// Units as written; range checks are rule 6.
+pub(crate) struct Units {
+    pub value: IntLiteral,
+    /// All of its tokens (`-1`), for errors that cover them.
+    pub tokens: TokenStream,
+    /// Its first token's span.
+    pub span: Span,
+}
+
+/// `retry(on = ..., max = ...)`.
+pub(crate) struct Retry {
+    /// The `retry` keyword, for errors about what is missing.
+    pub keyword: Ident,
+    pub on: Option<OnList>,
+    pub max: Option<Max>,
+}
+
+/// `on = Transient` or `on = [Transient, Uncertain]`.
+pub(crate) struct OnList {
+    pub outcomes: Vec<Word<Outcome>>,
+    /// The brackets of a list form, for "empty list" errors.
+    pub brackets: Option<Span>,
+}
+
+/// `max = 3`.
+pub(crate) struct Max {
+    pub value: u128,
+    pub span: Span,
+}
+
+/// `timeout = "2s"`.
+pub(crate) struct Timeout {
+    pub lit: LitStr,
+    pub millis: Result<u64, TimeoutError>,
+}
+
+/// Why a timeout string was refused (rule 10).
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) enum TimeoutError {
+    Unparsable,
+    Zero,
+    TooLong,
+}
+
+/// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue")`.
+pub(crate) struct SerializeBy {
+    pub param: Ident,
+    pub scope: Option<LitStr>,
+}
+
+impl Attr {
+    /// The effect, when it is a known word.
+    pub fn effect_value(&self) -> Option<Effect> {
+        self.effect.as_ref().and_then(|w| w.value)
+    }
+
+    /// Every word of `retry(on = ...)`, as written.
+    pub fn retry_outcomes(&self) -> impl Iterator<Item = &Word<Outcome>> {
+        self.retry
+            .iter()
+            .flat_map(|r| r.on.iter())
+            .flat_map(|on| &on.outcomes)
+    }
+}

@@ -1,0 +1,80 @@
+//! Reading `#[herta::operation(...)]` into the typed [model](crate::model),
+//! once: keys become [`Key`]s, words become effects, outcomes and admission
+//! modes (or unknown words, for rule 2), every value keeps its span.
+//!
+//! Only the *shape* of the input is reported here (`effect = Word`, a list
+//! where a list belongs, integer units); what the values mean is the
+//! business of the [rules](crate::rules).
+
+mod items;
+mod resource_list;
+mod values;
+
+use proc_macro2::TokenStream;
+
+use crate::diag::{error, Errors};
+use crate::handler::Handler;
+use crate::model::{Attr, Key, Operation, Within};
+
+#[cfg(test)]
+pub(crate) use values::parse_timeout;
+
+/// Reads the attribute and the function; `None` when the item is not a
+/// function with a body (reported).
+pub(crate) fn operation(
+    args: TokenStream,
+    item: TokenStream,
+    errors: &mut Errors,
+) -> Option<Operation> {
+    let attr = attr(args, errors);
+    let Ok(handler) = syn::parse2::<Handler>(item) else {
+        errors.push(error(
+            crate::syntax::attribute_span(),
+            "`#[herta::operation]` goes on an `async fn` with a body",
+            "put it on the function the operation runs: `#[herta::operation(effect = Idempotent)] async fn render(job: String) -> Result<String, E> { ... }`",
+        ));
+        return None;
+    };
+    Some(Operation { attr, handler })
+}
+
+/// Reads the attribute's arguments, reporting shape errors to `errors`.
+pub(crate) fn attr(args: TokenStream, errors: &mut Errors) -> Attr {
+    let mut attr = Attr::default();
+    let Some(items) = items::list(args, errors, "write the contract as comma-separated `key = value` items, e.g. `effect = Idempotent, resources(\"worker\" = 1)`") else {
+        attr.keys.unreadable = true;
+        return attr;
+    };
+    let mut seen = Vec::new();
+    for item in items {
+        let Some(meta) = items::meta(item, Within::Operation, "effect = Idempotent", errors) else {
+            continue;
+        };
+        let Some((key, ident)) = items::key(&meta, Within::Operation, &mut seen, &mut attr.keys)
+        else {
+            continue;
+        };
+        match key {
+            Key::Effect => attr.effect = errors.handle(values::word(&meta, "effect", "Idempotent")),
+            Key::Admission => {
+                attr.admission = errors.handle(values::word(&meta, "admission", "Wait"));
+            }
+            Key::Resources => {
+                attr.resources = errors
+                    .handle(resource_list::resources(&meta))
+                    .unwrap_or_default();
+            }
+            Key::Retry => attr.retry = values::retry(&meta, &ident, errors, &mut attr.keys),
+            Key::Timeout => attr.timeout = errors.handle(values::timeout(&meta)),
+            Key::SerializeBy => {
+                attr.serialize_by = values::serialize_by(&meta, errors, &mut attr.keys);
+            }
+            Key::Name => {
+                attr.name = errors.handle(values::string(&meta, "name", "\"render_page\""))
+            }
+            Key::Wrapper => attr.wrapper = errors.handle(values::type_name(&meta)),
+            Key::On | Key::Max | Key::Scope => unreachable!("not keys of the attribute"),
+        }
+    }
+    attr
+}

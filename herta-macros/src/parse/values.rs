@@ -1,0 +1,359 @@
+//! The values of the attribute's keys.
+
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta};
+
+use super::items;
+use crate::diag::{error, error_spanned, Errors};
+use crate::model::{
+    Key, Keys, Max, OnList, Retry, SerializeBy, Timeout, TimeoutError, Within, Word,
+};
+use crate::syntax::{int_literal, IntLiteral};
+use crate::vocab::Vocabulary;
+
+/// The longest per-attempt timeout a contract may declare (rule 10).
+///
+/// A per-attempt timeout above an hour is almost always a unit slip
+/// (`"90m"` meant as seconds) and is never what an in-process retry budget
+/// wants; an operation that truly runs longer declares no timeout.
+pub(crate) const MAX_TIMEOUT_MS: u64 = 60 * 60 * 1000;
+
+/// The value of `key = value`; anything else is a shape error showing `example`.
+fn value_of<'a>(meta: &'a Meta, key: &str, example: &str) -> syn::Result<&'a Expr> {
+    match meta {
+        Meta::NameValue(nv) => Ok(&nv.value),
+        Meta::Path(path) => Err(error(
+            path.span(),
+            format_args!("`{key}` needs a value"),
+            format_args!("write `{key} = {example}`"),
+        )),
+        Meta::List(list) => Err(error(
+            list.path.span(),
+            format_args!("`{key}` takes a value with `=`, not a list"),
+            format_args!("write `{key} = {example}`"),
+        )),
+    }
+}
+
+/// `key = Word` (or `herta::Effect::Word`): a word of the vocabulary `V`.
+pub(super) fn word<V: Vocabulary>(meta: &Meta, key: &str, example: &str) -> syn::Result<Word<V>> {
+    let value = value_of(meta, key, example)?;
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => {
+            let shown = if s.value().is_empty() {
+                example.to_owned()
+            } else {
+                s.value()
+            };
+            Err(error(
+                s.span(),
+                format_args!("`{key}` takes a name, not a string"),
+                format_args!("remove the quotes: `{key} = {shown}`"),
+            ))
+        }
+        other => vocabulary_word(other, key, example),
+    }
+}
+
+/// A word as a path: `Pure`, `herta::Effect::Pure` or `::herta::Effect::Pure`.
+fn vocabulary_word<V: Vocabulary>(value: &Expr, key: &str, example: &str) -> syn::Result<Word<V>> {
+    let Expr::Path(p) = value else {
+        return Err(error(
+            value.span(),
+            format_args!("`{key}` takes a name"),
+            format_args!("write `{key} = {example}`"),
+        ));
+    };
+    let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+    let plain = segments.iter().all(|s| s.arguments.is_none()) && p.qself.is_none();
+    let last = &segments.last().expect("a path has a segment").ident;
+    let prefix_ok = match segments.len() {
+        1 => p.path.leading_colon.is_none(),
+        3 => segments[0].ident == "herta" && segments[1].ident == V::TYPE,
+        _ => false,
+    };
+    if plain && prefix_ok {
+        return Ok(Word {
+            ident: last.clone(),
+            value: V::from_name(&last.to_string()),
+        });
+    }
+    let fix = if V::from_name(&last.to_string()).is_some() {
+        last.to_string()
+    } else {
+        example.to_owned()
+    };
+    Err(error_spanned(
+        &p.path,
+        format_args!(
+            "`{key}` takes {} by name, such as `{fix}` or `herta::{}::{fix}`; `{}` is not one",
+            V::KIND,
+            V::TYPE,
+            crate::syntax::pretty(&p.path),
+        ),
+        format_args!("write `{key} = {fix}`"),
+    ))
+}
+
+/// `wrapper = RenderPage`: an identifier, not a path.
+pub(super) fn type_name(meta: &Meta) -> syn::Result<Ident> {
+    match value_of(meta, "wrapper", "RenderPage")? {
+        Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+            Ok(p.path.get_ident().cloned().expect("checked"))
+        }
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) if syn::parse_str::<Ident>(&s.value()).is_ok() => Err(error(
+            s.span(),
+            "`wrapper` takes the name of the type to generate, not a string",
+            format_args!(
+                "remove the quotes: `wrapper = {}`; it is declared next to the function",
+                s.value()
+            ),
+        )),
+        other => {
+            let shown = match other {
+                Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            };
+            Err(error(
+                other.span(),
+                "`wrapper` takes the name of the type to generate",
+                format_args!(
+                    "write `wrapper = {}`; it is declared next to the function",
+                    shown.as_deref().unwrap_or("RenderPage")
+                ),
+            ))
+        }
+    }
+}
+
+/// `key = "text"`.
+pub(super) fn string(meta: &Meta, key: &str, example: &str) -> syn::Result<LitStr> {
+    match value_of(meta, key, example)? {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(s.clone()),
+        Expr::Path(p) if p.path.get_ident().is_some() => Err(error(
+            p.span(),
+            format_args!("`{key}` takes a string"),
+            format_args!("write `{key} = \"{}\"`", crate::syntax::path_text(&p.path)),
+        )),
+        other => Err(error(
+            other.span(),
+            format_args!("`{key}` takes a string"),
+            format_args!("write `{key} = {example}`"),
+        )),
+    }
+}
+
+/// `timeout = "2s"`; the duration is checked by rule 10.
+pub(super) fn timeout(meta: &Meta) -> syn::Result<Timeout> {
+    match value_of(meta, "timeout", "\"2s\"")? {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(Timeout {
+            lit: s.clone(),
+            millis: parse_timeout(&s.value()),
+        }),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Err(error(
+            i.span(),
+            "`timeout` needs a unit: a bare number could mean milliseconds or seconds",
+            format_args!("write `timeout = \"{i}ms\"` or `timeout = \"{i}s\"`"),
+        )),
+        other => Err(error(
+            other.span(),
+            "`timeout` takes a string with a unit",
+            "write `timeout = \"250ms\"`, `\"2s\"` or `\"1m\"`",
+        )),
+    }
+}
+
+/// `"250ms"`, `"2s"`, `"1m"`, `"1h"` → milliseconds.
+pub(crate) fn parse_timeout(text: &str) -> Result<u64, TimeoutError> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    if number.is_empty() {
+        return Err(TimeoutError::Unparsable);
+    }
+    let scale: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(TimeoutError::Unparsable),
+    };
+    let millis = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or(TimeoutError::TooLong)?;
+    match millis {
+        0 => Err(TimeoutError::Zero),
+        m if m > MAX_TIMEOUT_MS => Err(TimeoutError::TooLong),
+        m => Ok(m),
+    }
+}
+
+/// `retry(on = ..., max = ...)`.
+pub(super) fn retry(
+    meta: &Meta,
+    keyword: &Ident,
+    errors: &mut Errors,
+    keys: &mut Keys,
+) -> Option<Retry> {
+    const HELP: &str = "write `retry(on = Transient, max = 3)`";
+    let Meta::List(list) = meta else {
+        errors.push(error(
+            keyword.span(),
+            "`retry` takes a list: the outcomes to retry and the most attempts",
+            HELP,
+        ));
+        return None;
+    };
+    let items = items::list(list.tokens.clone(), errors, HELP)?;
+    let mut retry = Retry {
+        keyword: keyword.clone(),
+        on: None,
+        max: None,
+    };
+    let mut seen = Vec::new();
+    for item in items {
+        let Some(meta) = items::meta(item, Within::Retry, "on = Transient", errors) else {
+            continue;
+        };
+        match items::key(&meta, Within::Retry, &mut seen, keys) {
+            Some((Key::On, _)) => retry.on = errors.handle(on_list(&meta)),
+            Some((_, _)) => retry.max = errors.handle(max(&meta)),
+            None => {}
+        }
+    }
+    Some(retry)
+}
+
+fn on_list(meta: &Meta) -> syn::Result<OnList> {
+    let value = value_of(meta, "on", "Transient")?;
+    let (items, brackets): (Vec<&Expr>, _) = match value {
+        Expr::Array(array) => (
+            array.elems.iter().collect(),
+            Some(array.bracket_token.span.join()),
+        ),
+        single => (vec![single], None),
+    };
+    let mut error: Option<syn::Error> = None;
+    let mut outcomes = Vec::new();
+    for item in items {
+        match vocabulary_word(item, "on", "Transient") {
+            Ok(word) => outcomes.push(word),
+            Err(e) => match &mut error {
+                Some(first) => first.combine(e),
+                None => error = Some(e),
+            },
+        }
+    }
+    error.map_or(Ok(OnList { outcomes, brackets }), Err)
+}
+
+fn max(meta: &Meta) -> syn::Result<Max> {
+    let value = value_of(meta, "max", "3")?;
+    match (value, int_literal(value)) {
+        (
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(i), ..
+            }),
+            Some(IntLiteral::Value(n)),
+        ) => Ok(Max {
+            value: n,
+            span: i.span(),
+        }),
+        (other, _) => Err(error(
+            other.span(),
+            "`max` takes an integer: the most attempts, the first one included",
+            "write `max = 3`",
+        )),
+    }
+}
+
+/// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue")`.
+pub(super) fn serialize_by(
+    meta: &Meta,
+    errors: &mut Errors,
+    keys: &mut Keys,
+) -> Option<SerializeBy> {
+    const HELP: &str =
+        "write `serialize_by = brand` or `serialize_by(brand, scope = \"catalogue\")`";
+    match meta {
+        Meta::NameValue(nv) => errors.handle(serialize_by_value(&nv.value, HELP)),
+        Meta::Path(path) => {
+            errors.push(error(
+                path.span(),
+                "`serialize_by` needs the parameter to serialize by",
+                HELP,
+            ));
+            None
+        }
+        Meta::List(list) => {
+            let items = items::list(list.tokens.clone(), errors, HELP)?;
+            let mut param: Option<Ident> = None;
+            let mut scope = None;
+            let mut seen = Vec::new();
+            for item in items {
+                let Some(meta) = items::meta(item, Within::SerializeBy, "brand", errors) else {
+                    continue;
+                };
+                match &meta {
+                    Meta::Path(p) if p.get_ident().is_some() && param.is_none() => {
+                        param = p.get_ident().cloned();
+                    }
+                    Meta::Path(p) if p.get_ident().is_some() => errors.push(error(
+                        p.span(),
+                        "`serialize_by` takes one parameter: calls are serialized by one key",
+                        "keep one parameter; to key by several values, pass them as one tuple or struct parameter",
+                    )),
+                    _ => {
+                        if items::key(&meta, Within::SerializeBy, &mut seen, keys).is_some() {
+                            scope = errors.handle(string(&meta, "scope", "\"catalogue\""));
+                        }
+                    }
+                }
+            }
+            if param.is_none() {
+                errors.push(error(
+                    list.path.span(),
+                    "`serialize_by(...)` needs the parameter to serialize by, first",
+                    HELP,
+                ));
+            }
+            Some(SerializeBy {
+                param: param?,
+                scope,
+            })
+        }
+    }
+}
+
+/// `serialize_by = brand`.
+fn serialize_by_value(value: &Expr, help: &str) -> syn::Result<SerializeBy> {
+    match value {
+        Expr::Path(p) if p.path.get_ident().is_some() && p.qself.is_none() => Ok(SerializeBy {
+            param: p.path.get_ident().cloned().expect("checked"),
+            scope: None,
+        }),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Err(error(
+            s.span(),
+            "`serialize_by` takes a parameter name, not a string",
+            format_args!("remove the quotes: `serialize_by = {}`", s.value()),
+        )),
+        other => Err(error(
+            other.span(),
+            "`serialize_by` takes the name of one parameter",
+            help,
+        )),
+    }
+}

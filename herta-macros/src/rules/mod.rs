@@ -1,0 +1,40 @@
+//! The compile-time contract rules (herta design §5), one function per
+//! rule, each reading the [model](crate::model) and returning its errors,
+//! spanned on the offending token and worded as the rule in one sentence
+//! plus a `help:` line. [`check`] runs them all, so every violation in one
+//! attribute is reported together.
+//!
+//! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
+//! must be `Clone + Hash + Eq + Send + Sync + 'static`) and the capacity half
+//! of rule 6 (units above a constant resource's capacity) need types or
+//! constant values, so [`expand`](crate::expand) leaves them to rustc, with
+//! the offending token's span and the rule's message (traits with
+//! `#[diagnostic::on_unimplemented]`). Rule 12 is in
+//! [`classify`](crate::classify).
+
+mod function;
+mod keys_and_words;
+mod resources;
+mod retry;
+mod values;
+
+use crate::diag::Errors;
+use crate::model::Operation;
+
+/// Applies every rule to `op`, pushing the errors to `errors`.
+pub(crate) fn check(op: &Operation, errors: &mut Errors) {
+    let (attr, handler) = (&op.attr, &op.handler);
+    errors.extend(keys_and_words::rule_1_effect_required(attr));
+    errors.extend(keys_and_words::rule_2_unknown_words(attr));
+    errors.extend(retry::rule_3_no_uncertain_retry_of_non_idempotent(attr));
+    errors.extend(retry::rule_4_never_retried_outcomes(attr));
+    errors.extend(retry::rule_5_retry_attempts(attr));
+    errors.extend(resources::rule_6_units(attr));
+    errors.extend(resources::rule_7_resource_once(attr));
+    errors.extend(values::rule_8_serialize_by_parameter(attr, handler));
+    errors.extend(values::rule_10_timeout(attr));
+    errors.extend(function::rule_11_handler_shape(handler));
+    errors.extend(function::rule_11_context_first(handler));
+    errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
+    errors.extend(values::name_not_empty(attr));
+}

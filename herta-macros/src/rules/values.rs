@@ -1,0 +1,114 @@
+//! Rules on single values: 8 (`serialize_by` names a parameter), 10
+//! (`timeout`) and a non-empty `name`.
+
+use syn::Ident;
+
+use crate::diag::{did_you_mean, error, list};
+use crate::handler::Handler;
+use crate::model::{Attr, TimeoutError};
+
+/// Rule 8 (name half): `serialize_by` names a parameter of the function.
+pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> Vec<syn::Error> {
+    let Some(by) = &attr.serialize_by else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    if let Some(scope) = &by.scope {
+        if scope.value().trim().is_empty() {
+            errors.push(error(
+                scope.span(),
+                "a `serialize_by` scope cannot be empty",
+                "name the key space shared by the operations, e.g. `scope = \"catalogue\"`, or remove `scope`",
+            ));
+        }
+    }
+    let function = &handler.sig.ident;
+    if handler.context_ident() == Some(&by.param) {
+        errors.push(error(
+            by.param.span(),
+            format_args!(
+                "`serialize_by` cannot use `{}`: it is the `Context`, not an argument of the call",
+                by.param
+            ),
+            "serialize by one of the call's parameters",
+        ));
+        return errors;
+    }
+    if handler.param_named(&by.param).is_some() {
+        return errors;
+    }
+    let names: Vec<String> = handler
+        .params
+        .iter()
+        .filter_map(|p| p.declared.as_ref())
+        .map(Ident::to_string)
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    if names.is_empty() {
+        errors.push(error(
+            by.param.span(),
+            format_args!("`serialize_by = {}` names no parameter: `{function}` has no parameter to serialize by", by.param),
+            "add the key as a parameter, or remove `serialize_by`",
+        ));
+        return errors;
+    }
+    let rule = format!(
+        "`serialize_by = {}` names no parameter of `{function}`; its parameters are {}",
+        by.param,
+        list(&names, "and")
+    );
+    errors.push(match did_you_mean(&by.param.to_string(), &names) {
+        Some(close) => error(
+            by.param.span(),
+            rule,
+            format_args!("did you mean `{close}`?"),
+        ),
+        None => error(
+            by.param.span(),
+            rule,
+            format_args!(
+                "serialize by one of those parameters, e.g. `serialize_by = {}`",
+                names[0]
+            ),
+        ),
+    });
+    errors
+}
+
+/// Rule 10: `timeout` is a positive duration of at most an hour.
+pub(super) fn rule_10_timeout(attr: &Attr) -> Vec<syn::Error> {
+    let Some(timeout) = &attr.timeout else {
+        return Vec::new();
+    };
+    let (span, text) = (timeout.lit.span(), timeout.lit.value());
+    match timeout.millis {
+        Ok(_) => Vec::new(),
+        Err(TimeoutError::Unparsable) => vec![error(
+            span,
+            format_args!("`timeout = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
+            "e.g. `timeout = \"250ms\"`, `\"2s\"` or `\"1m\"`",
+        )],
+        Err(TimeoutError::Zero) => vec![error(
+            span,
+            format_args!("`timeout = {text:?}` would time out every attempt before it starts"),
+            "use a positive timeout such as `\"250ms\"`, or remove `timeout` for no limit",
+        )],
+        Err(TimeoutError::TooLong) => vec![error(
+            span,
+            format_args!("`timeout = {text:?}` is longer than the 1 hour herta allows per attempt; a longer one is most likely a unit slip"),
+            "check the unit (`ms`, `s`, `m`, `h`), or remove `timeout` for no limit",
+        )],
+    }
+}
+
+/// A `name` override names something.
+pub(super) fn name_not_empty(attr: &Attr) -> Vec<syn::Error> {
+    match &attr.name {
+        Some(name) if name.value().trim().is_empty() => vec![error(
+            name.span(),
+            "an operation's `name` cannot be empty: it names the operation in errors and stats",
+            "write a name such as `name = \"render_page\"`, or remove `name` to use the function's",
+        )],
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,82 @@
+//! Small readings of Rust syntax shared by the three macros: integer
+//! literals, paths and types as a person writes them.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::{Expr, ExprLit, ExprUnary, Lit, UnOp};
+
+/// An integer literal, possibly negated: units and capacities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntLiteral {
+    /// A non-negative literal (may still be 0 or exceed `u32`; one too large
+    /// even for `u128` reads as `u128::MAX`).
+    Value(u128),
+    /// `-n`.
+    Negative,
+}
+
+/// The one reader of integer literals: `2`, `-1`, `(2)`; `None` for any
+/// other expression.
+pub(crate) fn int_literal(expr: &Expr) -> Option<IntLiteral> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Some(IntLiteral::Value(i.base10_parse().unwrap_or(u128::MAX))),
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => {
+            matches!(int_literal(expr), Some(IntLiteral::Value(_))).then_some(IntLiteral::Negative)
+        }
+        Expr::Paren(p) => int_literal(&p.expr),
+        Expr::Group(g) => int_literal(&g.expr),
+        _ => None,
+    }
+}
+
+/// A path as written, without spaces: `crate::DB_WRITE`.
+pub(crate) fn path_text(path: &syn::Path) -> String {
+    let mut text = String::new();
+    if path.leading_colon.is_some() {
+        text.push_str("::");
+    }
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    text.push_str(&segments.join("::"));
+    text
+}
+
+/// Tokens as a person writes them: `Vec<u8>`, not `Vec < u8 >`.
+pub(crate) fn pretty(tokens: &impl ToTokens) -> String {
+    let text = tokens.to_token_stream().to_string();
+    let mut out = String::with_capacity(text.len());
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' {
+            let prev = if i > 0 { chars[i - 1] } else { ' ' };
+            let next = chars.get(i + 1).copied().unwrap_or(' ');
+            if matches!(prev, '<' | '&' | ':' | '(' | '[' | '\'')
+                || matches!(next, '<' | '>' | ',' | ':' | ')' | ']')
+            {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The spans of the first and last tokens of `tokens`: generated tokens
+/// spanned first-to-last make rustc report an error on the whole range
+/// (what `syn::Error::new_spanned` does).
+pub(crate) fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
+    let mut iter = tokens.to_token_stream().into_iter();
+    let first = iter.next().map_or_else(Span::call_site, |t| t.span());
+    let last = iter.last().map_or(first, |t| t.span());
+    (first, last)
+}
+
+/// The span of the whole attribute, for the only errors with no better token.
+pub(crate) fn attribute_span() -> Span {
+    Span::call_site()
+}
