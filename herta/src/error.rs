@@ -155,7 +155,7 @@ pub enum Busy {
     /// A budget had no room for the call's units (or earlier waiters queue on it).
     Resource {
         /// The resource's name.
-        resource: String,
+        resource: &'static str,
     },
     /// Another call with the same key was running or queued.
     Key {
