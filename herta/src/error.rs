@@ -11,7 +11,7 @@ use crate::outcome::Outcome;
 /// `E` is the handler's own error type. [`Error::outcome`] gives the
 /// [`Outcome`] of any variant, so callers can branch on meaning rather than on
 /// messages.
-#[derive(thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error<E> {
     /// The handler's last attempt failed with its own error.
@@ -108,46 +108,6 @@ impl<E> Error<E> {
     }
 }
 
-impl<E: fmt::Debug> fmt::Debug for Error<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Failed {
-                operation,
-                outcome,
-                attempts,
-                source,
-            } => f
-                .debug_struct("Failed")
-                .field("operation", operation)
-                .field("outcome", outcome)
-                .field("attempts", attempts)
-                .field("source", source)
-                .finish(),
-            Error::TimedOut {
-                operation,
-                timeout,
-                attempts,
-                outcome,
-            } => f
-                .debug_struct("TimedOut")
-                .field("operation", operation)
-                .field("timeout", timeout)
-                .field("attempts", attempts)
-                .field("outcome", outcome)
-                .finish(),
-            Error::Throttled { operation, busy } => f
-                .debug_struct("Throttled")
-                .field("operation", operation)
-                .field("busy", busy)
-                .finish(),
-            Error::Stopping { operation } => f
-                .debug_struct("Stopping")
-                .field("operation", operation)
-                .finish(),
-        }
-    }
-}
-
 /// What a `Reject` call found busy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -155,7 +115,7 @@ pub enum Busy {
     /// A budget had no room for the call's units (or earlier waiters queue on it).
     Resource {
         /// The resource's name.
-        resource: String,
+        resource: &'static str,
     },
     /// Another call with the same key was running or queued.
     Key {

@@ -41,7 +41,7 @@ pub trait Classify {
 /// `Failure::new(Outcome::Success, e)` is normalized to
 /// [`Outcome::Permanent`]: an error that claims success is a bug, and a bug is
 /// never retried.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Failure<E> {
     outcome: Outcome,
     error: E,
@@ -50,11 +50,10 @@ pub struct Failure<E> {
 impl<E> Failure<E> {
     /// Tags `error` with `outcome` (`Success` becomes `Permanent`).
     pub fn new(outcome: Outcome, error: E) -> Self {
-        let outcome = match outcome {
-            Outcome::Success => Outcome::Permanent,
-            other => other,
-        };
-        Failure { outcome, error }
+        Failure {
+            outcome: normalize(outcome),
+            error,
+        }
     }
 
     /// The attempt did not take effect; trying again may succeed.
@@ -96,15 +95,6 @@ impl<E> Failure<E> {
 impl<E> Classify for Failure<E> {
     fn outcome(&self) -> Outcome {
         self.outcome
-    }
-}
-
-impl<E: fmt::Debug> fmt::Debug for Failure<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Failure")
-            .field("outcome", &self.outcome)
-            .field("error", &self.error)
-            .finish()
     }
 }
 

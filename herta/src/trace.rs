@@ -52,8 +52,9 @@
 //! # }
 //! ```
 
-// The helpers below are what `call.rs` calls; with the feature off they are
-// empty inline functions over zero-sized types.
+// The helpers below are what the event sink (`events.rs`) and the call's
+// waits call; with the feature off they are empty inline functions over
+// zero-sized types.
 
 /// Where a call was refused or withdrawn because the runtime is stopping.
 #[derive(Debug, Clone, Copy)]
@@ -194,7 +195,7 @@ mod imp {
     pub(crate) fn throttled(busy: &Busy) {
         match busy {
             Busy::Resource { resource } => {
-                tracing::debug!(target: "herta", resource = resource.as_str(), "throttled");
+                tracing::debug!(target: "herta", resource = *resource, "throttled");
             }
             Busy::Key { key } => {
                 tracing::debug!(target: "herta", key = key.as_str(), "throttled");

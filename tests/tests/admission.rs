@@ -72,12 +72,7 @@ async fn reject_fails_fast_as_throttled_naming_the_resource() {
     match &err {
         Error::Throttled { operation, busy } => {
             assert_eq!(*operation, "occupy_or_fail");
-            assert_eq!(
-                busy,
-                &Busy::Resource {
-                    resource: "slots".into()
-                }
-            );
+            assert_eq!(busy, &Busy::Resource { resource: "slots" });
         }
         other => panic!("expected Throttled, got {other:?}"),
     }

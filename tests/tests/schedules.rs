@@ -736,7 +736,7 @@ fn check_calls(
                         Busy::Resource { resource } => contract
                             .resources()
                             .iter()
-                            .any(|r| r.resource() == resource),
+                            .any(|r| r.resource() == *resource),
                         Busy::Key { key } => {
                             contract.serialize_by().is_some() && *key == format!("{:?}", spec.key)
                         }

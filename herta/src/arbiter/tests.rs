@@ -1,0 +1,76 @@
+//! Scenario tests of the arbiter's grant rules, polled by hand.
+
+use super::*;
+use std::task::Context as TaskContext;
+
+fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
+    list.iter()
+        .map(|&(resource, units)| Need { resource, units })
+        .collect()
+}
+
+fn poll<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+    let waker = Waker::noop();
+    Pin::new(f).poll(&mut TaskContext::from_waker(waker))
+}
+
+#[test]
+fn a_waiter_holds_nothing_while_another_budget_is_full() {
+    let arb = Arbiter::new([1, 1]);
+    let b = needs(&[(1, 1)]);
+    let ab = needs(&[(0, 1), (1, 1)]);
+    let a = needs(&[(0, 1)]);
+    let held_b = arb.try_acquire(&b).unwrap();
+    let mut x = arb.acquire(&ab);
+    assert!(poll(&mut x).is_pending());
+    // Y needs only `a`, which X wants but is not short of: granted.
+    let y = arb.try_acquire(&a).unwrap();
+    assert_eq!(arb.snapshot()[0].in_use, 1);
+    drop(y);
+    drop(held_b);
+    assert!(matches!(poll(&mut x), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn cancelling_a_large_waiter_grants_the_small_one_behind_it() {
+    let arb = Arbiter::new([10]);
+    let five = needs(&[(0, 5)]);
+    let ten = needs(&[(0, 10)]);
+    let one = needs(&[(0, 1)]);
+    let _held = arb.try_acquire(&five).unwrap();
+    let mut big = arb.acquire(&ten);
+    assert!(poll(&mut big).is_pending());
+    let mut small = arb.acquire(&one);
+    assert!(poll(&mut small).is_pending(), "FIFO: queued behind the 10");
+    drop(big);
+    assert!(matches!(poll(&mut small), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn granted_but_unpolled_waiter_hands_units_on_when_dropped() {
+    let arb = Arbiter::new([1]);
+    let one = needs(&[(0, 1)]);
+    let held = arb.try_acquire(&one).unwrap();
+    let mut first = arb.acquire(&one);
+    let mut second = arb.acquire(&one);
+    assert!(poll(&mut first).is_pending());
+    assert!(poll(&mut second).is_pending());
+    drop(held); // grants `first`, which is never polled again
+    drop(first);
+    assert!(matches!(poll(&mut second), Poll::Ready(Ok(_))));
+}
+
+#[test]
+fn close_withdraws_waiters_and_refuses_new_ones() {
+    let arb = Arbiter::new([1]);
+    let one = needs(&[(0, 1)]);
+    let held = arb.try_acquire(&one).unwrap();
+    let mut w = arb.acquire(&one);
+    assert!(poll(&mut w).is_pending());
+    arb.close();
+    assert!(matches!(poll(&mut w), Poll::Ready(Err(Closed))));
+    assert_eq!(arb.try_acquire(&one).err(), Some(TryAcquireError::Closed));
+    drop(held);
+    assert_eq!(arb.snapshot()[0].in_use, 0);
+    assert_eq!(arb.snapshot()[0].waiting, 0);
+}

@@ -1,0 +1,63 @@
+//! Stage 1, admission: the runtime's gate counts the call in, or refuses it
+//! because the runtime is stopping.
+//!
+//! An admitted call is an [`Admitted`] guard, and [`Admitted::finish`] is the
+//! one place a call is marked complete. The guard's drop counts the call
+//! finished and out of the gate (waking a drain), on every path; a drop
+//! before `finish` is a cancellation.
+//!
+//! Cancel safety: admission never waits. Dropping the call future at any
+//! later point drops the guard after the later stages have released their
+//! key and budgets, so the drain sees the call out only once it holds
+//! nothing.
+
+use super::ended::{self, End, Refusal};
+use super::BoundInner;
+use crate::error::Error;
+use crate::events::Event;
+use crate::trace::Stage;
+
+/// One admitted call of a bound operation, counted out of the gate when
+/// dropped.
+pub(crate) struct Admitted<'a, K: 'static> {
+    bound: &'a BoundInner<K>,
+    /// Set by `finish` only: a drop without it is a cancellation.
+    completed: bool,
+}
+
+/// Counts a call of `bound` into its runtime's gate, or refuses it when the
+/// gate is closed.
+#[inline]
+pub(crate) fn admit<K>(bound: &BoundInner<K>) -> Result<Admitted<'_, K>, Refusal> {
+    if !bound.runtime.inner.gate.enter() {
+        return Err(Refusal::Stopping(Stage::Admission));
+    }
+    bound.events().emit(Event::Admitted);
+    Ok(Admitted {
+        bound,
+        completed: false,
+    })
+}
+
+impl<K> Admitted<'_, K> {
+    /// Marks the call complete and gives the caller its result (a handler's
+    /// panic resumes here, the call already counted out as finished, not
+    /// cancelled).
+    #[inline]
+    pub(crate) fn finish<T, E>(mut self, end: Result<T, End<E>>) -> Result<T, Error<E>> {
+        self.completed = true;
+        ended::result(end, self.bound.events(), self.bound.contract)
+    }
+}
+
+impl<K> Drop for Admitted<'_, K> {
+    #[inline]
+    fn drop(&mut self) {
+        let events = self.bound.events();
+        if !self.completed {
+            events.emit(Event::Cancelled);
+        }
+        events.emit(Event::Finished);
+        self.bound.runtime.inner.gate.exit();
+    }
+}

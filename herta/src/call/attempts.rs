@@ -1,0 +1,107 @@
+//! Stage 4, the attempts: run the handler, each attempt under a fresh
+//! timeout, classify its failure, and ask the retry [`Policy`] whether
+//! another attempt follows. The key and budgets stay held across attempts.
+//!
+//! One attempt is three steps: [`context`] (its `Context`, the timeout
+//! starting now), the handler's future awaited under that timeout with a
+//! panic caught (in [`Bound::run`](super::Bound), so the call stays one
+//! state machine), and [`classified`] (how it ended, each event reported).
+//!
+//! As in tower's `retry` middleware, the decision (may this end be tried
+//! again?) is one small [`Policy`], kept apart from the loop that acts on
+//! it. A backoff goes in the loop, after a `retry` verdict: a sleep racing
+//! the gate's [`closed`](crate::gate::Gate::closed) signal; a retry budget
+//! goes in the policy, beside the effect × outcome rule.
+//!
+//! Cancel safety: dropping the call drops the running attempt's future (the
+//! handler is cancelled at its await point) and starts no further attempt.
+
+use tokio::time::Instant;
+
+use super::ended::End;
+use crate::__private::HandlerOutput;
+use crate::context::Context;
+use crate::contract::Contract;
+use crate::events::{Event, Events};
+use crate::gate::Gate;
+use crate::outcome::{normalize, Outcome};
+
+/// The one retry decision: whether a failed attempt is tried again.
+pub(crate) struct Policy<'a> {
+    contract: &'static Contract,
+    gate: &'a Gate,
+}
+
+impl<'a> Policy<'a> {
+    /// The policy of `contract`'s calls on a runtime with this gate.
+    #[inline]
+    pub(crate) fn new(contract: &'static Contract, gate: &'a Gate) -> Self {
+        Policy { contract, gate }
+    }
+
+    /// Whether another attempt follows attempt number `attempt`, which
+    /// ended the call with `end`: only if it failed or timed out, an attempt
+    /// is left, the contract retries its outcome (the effect × outcome
+    /// rule), and the runtime is not closing (a drain waits for at most the
+    /// attempt already running).
+    #[inline]
+    pub(crate) fn retry<E>(&self, attempt: u32, end: &End<E>) -> bool {
+        end.failure().is_some_and(|outcome| {
+            attempt < max_attempts(self.contract)
+                && self.contract.retries(outcome)
+                && !self.gate.is_closed()
+        })
+    }
+}
+
+/// All attempts a call of `contract` may make, the first included.
+#[inline]
+fn max_attempts(contract: &Contract) -> u32 {
+    contract.max_attempts().max(1)
+}
+
+/// The context of attempt number `attempt`, its timeout starting now.
+#[inline]
+pub(crate) fn context(contract: &'static Contract, attempt: u32) -> Context {
+    Context {
+        operation: contract.operation(),
+        attempt,
+        max_attempts: max_attempts(contract),
+        deadline: contract.timeout().map(|t| Instant::now() + t),
+    }
+}
+
+/// How attempt number `attempt` ended (`None`: it timed out): its value,
+/// its failure classified, its timeout, or its panic.
+#[inline]
+pub(crate) fn classified<T: HandlerOutput>(
+    contract: &'static Contract,
+    attempt: u32,
+    finished: Option<std::thread::Result<T>>,
+    classify: fn(&T::Err) -> Outcome,
+    events: Events<'_>,
+) -> Result<T::Ok, End<T::Err>> {
+    match finished {
+        Some(Ok(output)) => output.into_result().map_err(|source| {
+            let outcome = normalize(classify(&source));
+            events.emit(Event::AttemptFailed { outcome, attempt });
+            End::Failed {
+                outcome,
+                attempts: attempt,
+                source,
+            }
+        }),
+        Some(Err(panic)) => {
+            events.emit(Event::Panicked { attempt });
+            Err(End::Panicked(panic))
+        }
+        None => {
+            let outcome = contract.effect().timeout_outcome();
+            events.emit(Event::TimedOut { outcome, attempt });
+            Err(End::TimedOut {
+                outcome,
+                attempts: attempt,
+            })
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Bind-time checks: what the compiler could not check about a contract,
+//! checked once against the runtime it is bound to (resources named by
+//! string, units against this runtime's capacities, shared key spaces).
+
+use std::hash::Hash;
+use std::sync::Arc;
+
+use super::table_key::TableKey;
+use crate::arbiter::Need;
+use crate::contract::Contract;
+use crate::error::BindError;
+use crate::keys::KeyTable;
+use crate::resource::Resource;
+use crate::runtime::Runtime;
+
+/// The arbiter needs of `contract` on `runtime`, sorted by budget index.
+///
+/// # Errors
+///
+/// [`BindError`] for an unknown resource (with the closest declared name),
+/// 0 units, units above capacity, or a resource named twice.
+pub(super) fn needs(runtime: &Runtime, contract: &Contract) -> Result<Arc<[Need]>, BindError> {
+    let mut needs = (0..contract.resources().len())
+        .map(|i| need(&runtime.inner.resources, contract, i))
+        .collect::<Result<Vec<Need>, BindError>>()?;
+    needs.sort_by_key(|n| n.resource);
+    Ok(needs.into())
+}
+
+/// The need of the `i`-th resource `contract` uses, checked.
+fn need(declared: &[Resource], contract: &Contract, i: usize) -> Result<Need, BindError> {
+    let operation = contract.operation();
+    let used = &contract.resources()[i];
+    let resource = used.resource();
+    if contract.resources()[..i]
+        .iter()
+        .any(|u| u.resource() == resource)
+    {
+        return Err(BindError::DuplicateResource {
+            operation,
+            resource,
+        });
+    }
+    let Some(index) = declared.iter().position(|r| r.name() == resource) else {
+        return Err(BindError::UnknownResource {
+            operation,
+            resource,
+            suggestion: herta_contract::closest(resource, declared.iter().map(Resource::name))
+                .map(str::to_owned),
+        });
+    };
+    let capacity = declared[index].capacity();
+    if used.units() == 0 {
+        return Err(BindError::ZeroUnits {
+            operation,
+            resource,
+        });
+    }
+    if used.units() > capacity {
+        return Err(BindError::UnitsAboveCapacity {
+            operation,
+            resource,
+            units: used.units(),
+            capacity,
+        });
+    }
+    Ok(Need {
+        resource: index,
+        units: used.units(),
+    })
+}
+
+/// The key table of `contract`'s key space (its own, or its shared scope),
+/// if it serializes by a key.
+///
+/// # Errors
+///
+/// [`BindError::ScopeKeyMismatch`] when a shared scope is already keyed by
+/// another type.
+pub(super) fn key_table<K>(
+    runtime: &Runtime,
+    contract: &Contract,
+) -> Result<Option<Arc<KeyTable<TableKey<K>>>>, BindError>
+where
+    K: Clone + Hash + Eq + Send + Sync + 'static,
+{
+    let Some(spec) = contract.serialize_by() else {
+        return Ok(None);
+    };
+    let operation = contract.operation();
+    let space = match spec.scope() {
+        Some(scope) => format!("scope:{scope}"),
+        None => format!("operation:{operation}"),
+    };
+    let key_type = std::any::type_name::<K>();
+    runtime
+        .key_table::<TableKey<K>>(space, key_type)
+        .map(Some)
+        .map_err(|existing| BindError::ScopeKeyMismatch {
+            operation,
+            scope: spec.scope().unwrap_or(operation).to_owned(),
+            key_type,
+            existing,
+        })
+}

@@ -1,0 +1,108 @@
+//! How a call ends, as the stages report it, and the caller's result.
+//!
+//! The stages do not build [`Error`]s: a refusal before any attempt is a
+//! [`Refusal`], a call that ended without a value an [`End`]. [`result`]
+//! turns the call's `Result<T, End<E>>` into what the caller gets, and is
+//! where a refusal is counted and traced (through the event sink) and a
+//! handler's panic resumes.
+
+use std::any::Any;
+
+use crate::contract::Contract;
+use crate::error::{Busy, Error};
+use crate::events::{Event, Events};
+use crate::outcome::Outcome;
+use crate::trace::Stage;
+
+/// Why a call ran nothing: refused, or withdrawn from a wait, before its
+/// first attempt.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The runtime is stopping; `Stage` says where the call was.
+    Stopping(Stage),
+    /// A `Reject` call found its key or a budget busy.
+    Throttled(Busy),
+}
+
+/// How a call ended without a value.
+pub(crate) enum End<E> {
+    /// Refused before any attempt.
+    Refused(Refusal),
+    /// The last attempt failed with the handler's error.
+    Failed {
+        /// Its (normalized) outcome.
+        outcome: Outcome,
+        /// Attempts made, the failed one included.
+        attempts: u32,
+        /// The handler's error.
+        source: E,
+    },
+    /// The last attempt ran past the timeout.
+    TimedOut {
+        /// What the timeout means for this effect.
+        outcome: Outcome,
+        /// Attempts made, the timed-out one included.
+        attempts: u32,
+    },
+    /// An attempt's handler panicked with this payload.
+    Panicked(Box<dyn Any + Send>),
+}
+
+impl<E> End<E> {
+    /// The outcome of a failed or timed-out attempt: what the retry policy
+    /// decides on. `None` for a refusal or a panic (never retried).
+    #[inline]
+    pub(crate) fn failure(&self) -> Option<Outcome> {
+        match self {
+            End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Some(*outcome),
+            End::Refused(_) | End::Panicked(_) => None,
+        }
+    }
+}
+
+impl<E> From<Refusal> for End<E> {
+    #[inline]
+    fn from(refusal: Refusal) -> Self {
+        End::Refused(refusal)
+    }
+}
+
+/// The caller's result of a call that ended with `end`: counts and traces a
+/// refusal, and resumes a handler's panic unchanged.
+#[inline]
+pub(crate) fn result<T, E>(
+    end: Result<T, End<E>>,
+    events: Events<'_>,
+    contract: &'static Contract,
+) -> Result<T, Error<E>> {
+    let operation = contract.operation();
+    let error = match end {
+        Ok(value) => return Ok(value),
+        Err(End::Failed {
+            outcome,
+            attempts,
+            source,
+        }) => Error::Failed {
+            operation,
+            outcome,
+            attempts,
+            source,
+        },
+        Err(End::TimedOut { outcome, attempts }) => Error::TimedOut {
+            operation,
+            timeout: contract.timeout().unwrap_or_default(),
+            attempts,
+            outcome,
+        },
+        Err(End::Panicked(panic)) => std::panic::resume_unwind(panic),
+        Err(End::Refused(Refusal::Stopping(stage))) => {
+            events.emit(Event::Stopping(stage));
+            Error::Stopping { operation }
+        }
+        Err(End::Refused(Refusal::Throttled(busy))) => {
+            events.emit(Event::Throttled(&busy));
+            Error::Throttled { operation, busy }
+        }
+    };
+    Err(error)
+}

@@ -1,0 +1,50 @@
+//! Stage 2, the key (only with `serialize_by`): at most one call per key runs
+//! at a time. The key comes before the budgets, so a call waiting for its
+//! key holds no budget.
+//!
+//! `Reject` tries once: a held (or queued-for) key refuses the call as
+//! throttled, naming the key. `Wait` queues behind the holder in arrival
+//! order and reports how long it waited.
+//!
+//! Cancel safety: dropping the wait withdraws the waiter at once (a key
+//! granted to it but not yet seen passes to the next waiter); dropping the
+//! returned guard releases the key.
+
+use super::ended::Refusal;
+use super::table_key::TableKey;
+use crate::error::Busy;
+use crate::events::{Event, Events};
+use crate::keys::{KeyGuard, KeyTable, TryKeyError};
+use crate::trace::{self, Stage, Wait};
+
+/// Takes `key` in `table` under `Reject`: at once if nobody holds or waits
+/// for it, else refuses the call as throttled, naming the key.
+#[inline]
+pub(crate) fn try_acquire<'a, K: 'static>(
+    table: &'a KeyTable<TableKey<K>>,
+    key: TableKey<K>,
+    describe_key: fn(&K) -> String,
+) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
+    match table.try_acquire(key) {
+        Ok(guard) => Ok(guard),
+        Err(TryKeyError::Busy(busy)) => Err(Refusal::Throttled(Busy::Key {
+            key: describe_key(&busy.key),
+        })),
+        Err(TryKeyError::Closed) => Err(Refusal::Stopping(Stage::Key)),
+    }
+}
+
+/// Takes `key` in `table` under `Wait`: behind the calls ahead of it.
+pub(crate) async fn wait<'a, K: 'static>(
+    table: &'a KeyTable<TableKey<K>>,
+    key: TableKey<K>,
+    events: Events<'_>,
+) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
+    match trace::timed(table.acquire(key)).await {
+        (Ok(guard), waited) => {
+            events.emit(Event::Waited(Wait::Key, waited));
+            Ok(guard)
+        }
+        (Err(_closed), _) => Err(Refusal::Stopping(Stage::Key)),
+    }
+}

@@ -1,0 +1,278 @@
+//! One call of a bound operation, as a pipeline of stages:
+//!
+//! 1. [`admit`]: the admission gate counts the call in (or refuses it: the
+//!    runtime is stopping);
+//! 2. [`key`]: with `serialize_by`, the call's key (before budgets, so a
+//!    same-key waiter holds no budget);
+//! 3. [`budgets`]: every budget, all at once or none;
+//! 4. [`attempts`]: the handler, each attempt under a fresh timeout, its
+//!    failure classified, and the retry decision in one
+//!    [`Policy`](attempts::Policy);
+//!
+//! then the finish: [`Admitted::finish`](admit::Admitted::finish) marks the
+//! call complete (the only place that does) and [`ended::result`] turns how
+//! it ended into the caller's result. Key and budgets are released in
+//! reverse order when the stages end; the call is counted out of the gate
+//! last.
+//!
+//! The stages report what happens through the one event sink,
+//! [`crate::events`], and how the call ended as values
+//! ([`Refusal`](ended::Refusal), [`End`]), never by building errors or
+//! bumping counters themselves. Each stage's module says what it does and
+//! what dropping the call there does: every stage is cancel safe (a dropped
+//! call releases everything it held or waited for, at once, and is counted
+//! cancelled).
+//!
+//! [`Bound::run`] strings the stages together in one `async fn`, so that a
+//! call is one state machine (a nested `async fn` per stage costs about 20
+//! instructions per call; see `profile_call`): each stage is a synchronous,
+//! inlined step, and only its wait is a future, built only when it waits.
+//! A new stage (a deadline, bounded waiting) is a module here plus a line in
+//! `run` (`stage!` ends the stages with its refusal); a new way to end a
+//! call is a variant of `Refusal` or `End`, mapped to its [`Error`] in
+//! `ended::result`.
+//!
+//! Bind-time checks live in [`bind`]; key type erasure in [`table_key`].
+
+mod admit;
+mod attempts;
+mod bind;
+mod budgets;
+mod ended;
+mod key;
+mod table_key;
+
+use std::fmt;
+use std::future::Future;
+use std::hash::Hash;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+
+use crate::__private::HandlerOutput;
+use crate::arbiter::Need;
+use crate::context::Context;
+use crate::contract::Contract;
+use crate::error::{BindError, Error};
+use crate::events::{Event, Events};
+use crate::keys::KeyTable;
+use crate::outcome::{Admission, Outcome};
+use crate::runtime::Runtime;
+use crate::trace;
+use ended::End;
+use table_key::{KeyOps, TableKey};
+
+/// A contract bound to a runtime: what a generated wrapper type holds.
+///
+/// `K` is the serialization key type (`NoKey` without `serialize_by`). Only
+/// `bind` requires the key bounds (`Clone + Hash + Eq + Send + Sync`); it
+/// stores what the key table needs of `K` (hashing, equality, cloning) as
+/// function pointers, so the other methods compile for any `K`. A key type
+/// without them is then one error, at `bind` (see
+/// [`KeyBound`](crate::__private::KeyBound)), instead of one per method.
+pub struct Bound<K: 'static> {
+    inner: Arc<BoundInner<K>>,
+}
+
+/// What every clone of a [`Bound`] shares.
+struct BoundInner<K: 'static> {
+    /// The runtime bound to.
+    runtime: Runtime,
+    /// The operation's contract.
+    contract: &'static Contract,
+    /// Its budgets, checked and sorted by budget index.
+    needs: Arc<[Need]>,
+    /// Its key space, with `serialize_by`.
+    keys: Option<Arc<KeyTable<TableKey<K>>>>,
+    /// `K`'s hashing, equality and cloning.
+    key_ops: &'static KeyOps<K>,
+    /// `K`'s description, for a throttled call and the span.
+    describe_key: fn(&K) -> String,
+}
+
+impl<K: 'static> Clone for Bound<K> {
+    fn clone(&self) -> Self {
+        Bound {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<K: 'static> fmt::Debug for Bound<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bound")
+            .field("contract", self.inner.contract)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The caller's result of a call whose handler returns `Fut::Output`.
+type CallResult<Fut> = Result<
+    <<Fut as Future>::Output as HandlerOutput>::Ok,
+    Error<<<Fut as Future>::Output as HandlerOutput>::Err>,
+>;
+
+impl<K: 'static> Bound<K> {
+    /// Checks `contract` against `runtime` and binds it.
+    ///
+    /// # Errors
+    ///
+    /// [`BindError`] for an unknown resource (with the closest declared name),
+    /// 0 units, units above capacity, a resource named twice, or a shared key
+    /// scope already keyed by another type.
+    pub(crate) fn bind(
+        runtime: &Runtime,
+        contract: &'static Contract,
+        describe_key: fn(&K) -> String,
+    ) -> Result<Self, BindError>
+    where
+        K: Clone + Hash + Eq + Send + Sync,
+    {
+        let needs = bind::needs(runtime, contract)?;
+        let keys = bind::key_table::<K>(runtime, contract)?;
+        Ok(Bound {
+            inner: Arc::new(BoundInner {
+                runtime: runtime.clone(),
+                contract,
+                needs,
+                keys,
+                key_ops: KeyOps::<K>::OPS,
+                describe_key,
+            }),
+        })
+    }
+
+    /// The owned key of a call: a clone of the key parameter.
+    #[inline]
+    pub fn key(&self, value: &K) -> K {
+        (self.inner.key_ops.clone)(value)
+    }
+
+    /// Runs a call whose handler runs at most once (no retry declared).
+    pub async fn call_once<F, Fut>(
+        &self,
+        key: Option<K>,
+        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        attempt: F,
+    ) -> CallResult<Fut>
+    where
+        F: FnOnce(Context) -> Fut,
+        Fut: Future,
+        Fut::Output: HandlerOutput,
+    {
+        let mut attempt = Some(attempt);
+        self.call(key, classify, move |ctx| {
+            // `call` makes one attempt when the contract allows one; a contract
+            // without retry has `max_attempts == 1`.
+            (attempt
+                .take()
+                .expect("a call without retry makes one attempt"))(ctx)
+        })
+        .await
+    }
+
+    /// Runs a call, making up to the contract's `max_attempts` attempts.
+    ///
+    /// With the `tracing` feature the call runs inside a `herta.operation`
+    /// span (see [`herta::trace`](crate::trace) for the span and its events).
+    pub async fn call<F, Fut>(
+        &self,
+        key: Option<K>,
+        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        attempt: F,
+    ) -> CallResult<Fut>
+    where
+        F: FnMut(Context) -> Fut,
+        Fut: Future,
+        Fut::Output: HandlerOutput,
+    {
+        let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
+        trace::instrument(self.run(key, classify, attempt), span).await
+    }
+
+    /// The call itself: admission, the stages, the finish.
+    ///
+    /// One `async fn` for all stages, so one state machine: every stage's
+    /// synchronous step is an inlined function, and only a wait (for a key,
+    /// for budgets, for an attempt) is a future, built only when needed.
+    async fn run<F, Fut>(
+        &self,
+        key: Option<K>,
+        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        mut handler: F,
+    ) -> CallResult<Fut>
+    where
+        F: FnMut(Context) -> Fut,
+        Fut: Future,
+        Fut::Output: HandlerOutput,
+    {
+        let inner = &*self.inner;
+        let rt = &*inner.runtime.inner;
+        let contract = inner.contract;
+        let call = match admit::admit(inner) {
+            Ok(call) => call,
+            Err(refused) => return ended::result(Err(refused.into()), inner.events(), contract),
+        };
+        let end = 'stages: {
+            // Each stage's refusal ends the stages with it.
+            macro_rules! stage {
+                ($stage:expr) => {
+                    match $stage {
+                        Ok(held) => held,
+                        Err(refused) => break 'stages Err(End::Refused(refused)),
+                    }
+                };
+            }
+            let admission = contract.admission();
+            let _key = match (&inner.keys, key) {
+                (Some(table), Some(key)) => {
+                    let key = TableKey {
+                        key,
+                        ops: inner.key_ops,
+                    };
+                    Some(match admission {
+                        Admission::Reject => {
+                            stage!(key::try_acquire(table, key, inner.describe_key))
+                        }
+                        Admission::Wait => stage!(key::wait(table, key, inner.events()).await),
+                    })
+                }
+                _ => None,
+            };
+            let _budgets = match budgets::try_acquire(rt, &inner.needs) {
+                Ok(permit) => permit,
+                Err(error) => stage!(
+                    budgets::contended(rt, &inner.needs, error, admission, inner.events()).await
+                ),
+            };
+            inner.events().emit(Event::Started);
+            let mut attempt = 1;
+            loop {
+                let ctx = attempts::context(contract, attempt);
+                let deadline = ctx.deadline;
+                let run = AssertUnwindSafe(handler(ctx)).catch_unwind();
+                let finished = match deadline {
+                    Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
+                    None => Some(run.await),
+                };
+                match attempts::classified(contract, attempt, finished, classify, inner.events()) {
+                    Err(end) if attempts::Policy::new(contract, &rt.gate).retry(attempt, &end) => {
+                        attempt += 1;
+                        inner.events().emit(Event::Retrying { attempt });
+                    }
+                    end => break end,
+                }
+            }
+        };
+        call.finish(end)
+    }
+}
+
+impl<K: 'static> BoundInner<K> {
+    /// The event sink of this operation's calls.
+    #[inline(always)]
+    fn events(&self) -> Events<'_> {
+        Events::new(&self.runtime.inner.counters, self.contract)
+    }
+}
