@@ -114,6 +114,21 @@ impl Operation {
         Some((timeout.millis.ok()?, timeout.lit.value()))
     }
 
+    /// `max_wait` in milliseconds and as written, when it is valid.
+    pub fn max_wait(&self) -> Option<(u64, String)> {
+        let max_wait = self.attr.max_wait.as_ref()?;
+        if self.admission() == Admission::Reject {
+            return None;
+        }
+        Some((max_wait.millis.ok()?, max_wait.lit.value()))
+    }
+
+    /// `deadline` in milliseconds and as written, when it is valid.
+    pub fn deadline(&self) -> Option<(u64, String)> {
+        let deadline = self.attr.deadline.as_ref()?;
+        Some((deadline.millis.ok()?, deadline.lit.value()))
+    }
+
     /// The `serialize_by` key, when it names a parameter.
     pub fn key(&self) -> Option<KeyUse> {
         let by = self.attr.serialize_by.as_ref()?;

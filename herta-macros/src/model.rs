@@ -38,6 +38,8 @@ pub(crate) enum Key {
     Max,
     /// `serialize_by(param, scope = ...)`.
     Scope,
+    MaxWait,
+    Deadline,
 }
 
 impl Key {
@@ -54,6 +56,8 @@ impl Key {
             Key::On => "on",
             Key::Max => "max",
             Key::Scope => "scope",
+            Key::MaxWait => "max_wait",
+            Key::Deadline => "deadline",
         }
     }
 }
@@ -79,6 +83,8 @@ impl Within {
                 Key::SerializeBy,
                 Key::Name,
                 Key::Wrapper,
+                Key::MaxWait,
+                Key::Deadline,
             ],
             Within::Retry => &[Key::On, Key::Max],
             Within::SerializeBy => &[Key::Scope],
@@ -119,6 +125,10 @@ pub(crate) struct Attr {
     pub name: Option<LitStr>,
     pub wrapper: Option<Ident>,
     pub keys: Keys,
+    /// `max_wait = "100ms"` (a duration, read like `timeout`).
+    pub max_wait: Option<Timeout>,
+    /// `deadline = "5s"` (a duration, read like `timeout`).
+    pub deadline: Option<Timeout>,
 }
 
 /// Which keys were written, and how.
@@ -237,7 +247,7 @@ pub(crate) struct Max {
     pub span: Span,
 }
 
-/// `timeout = "2s"`.
+/// `timeout = "2s"` (and the other durations: `max_wait`, `deadline`).
 pub(crate) struct Timeout {
     pub lit: LitStr,
     pub millis: Result<u64, TimeoutError>,

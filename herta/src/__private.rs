@@ -33,6 +33,10 @@ pub struct ContractFields {
     pub timeout: Option<Duration>,
     /// The serialization key, if any.
     pub serialize_by: Option<KeySpec>,
+    /// The longest wait for key and budgets together, from admission.
+    pub max_wait: Option<Duration>,
+    /// The whole-call deadline, from admission.
+    pub deadline: Option<Duration>,
 }
 
 impl ContractFields {

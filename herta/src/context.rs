@@ -40,8 +40,11 @@ impl Context {
         self.max_attempts
     }
 
-    /// When this attempt's timeout expires (tokio clock), if the contract
-    /// declares a `timeout`. Each attempt gets a fresh deadline.
+    /// When this attempt must end (tokio clock): the earlier of its
+    /// `timeout` (each attempt gets a fresh one) and the call's deadline
+    /// (the contract's `deadline`, or an enclosing
+    /// [`herta::deadline`](crate::deadline) scope). `None` when neither
+    /// applies.
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
     }

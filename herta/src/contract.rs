@@ -37,6 +37,8 @@ pub struct Contract {
     max_attempts: u32,
     timeout: Option<Duration>,
     serialize_by: Option<KeySpec>,
+    max_wait: Option<Duration>,
+    deadline: Option<Duration>,
 }
 
 impl Contract {
@@ -52,6 +54,8 @@ impl Contract {
             max_attempts,
             timeout,
             serialize_by,
+            max_wait,
+            deadline,
         } = fields;
         Contract {
             operation,
@@ -62,6 +66,8 @@ impl Contract {
             max_attempts,
             timeout,
             serialize_by,
+            max_wait,
+            deadline,
         }
     }
 
@@ -109,6 +115,21 @@ impl Contract {
     /// The parameter calls are serialized by, if any.
     pub const fn serialize_by(&self) -> Option<KeySpec> {
         self.serialize_by
+    }
+
+    /// The longest a `Wait` call waits, from admission, for its key and
+    /// budgets together (`max_wait = "…"`); on expiry the call returns
+    /// `Error::Throttled` naming what it was waiting for. `None`: no limit.
+    pub const fn max_wait(&self) -> Option<Duration> {
+        self.max_wait
+    }
+
+    /// The whole-call deadline, from admission (`deadline = "…"`): waiting
+    /// and every attempt must end within it, else the call returns
+    /// `Error::DeadlineExceeded`. A [`herta::deadline`](crate::deadline)
+    /// scope around the call also applies; the earliest wins.
+    pub const fn deadline(&self) -> Option<Duration> {
+        self.deadline
     }
 
     /// Whether a failed attempt with `outcome` is retried, attempts left

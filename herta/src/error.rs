@@ -44,7 +44,9 @@ pub enum Error<E> {
         /// operations (the dropped attempt may have taken effect).
         outcome: Outcome,
     },
-    /// A `Reject` operation found its key or a budget busy; nothing ran.
+    /// A `Reject` operation found its key or a budget busy, or a `Wait`
+    /// operation waited its whole `max_wait` (or found a budget's queue
+    /// full); nothing ran and nothing is held.
     #[error("operation `{operation}` throttled: {busy}")]
     Throttled {
         /// The operation's name.
@@ -59,15 +61,34 @@ pub enum Error<E> {
         /// The operation's name.
         operation: &'static str,
     },
+    /// The call's deadline passed: the contract's `deadline = "…"` or an
+    /// enclosing [`herta::deadline`](crate::deadline) scope, whichever is
+    /// earliest. While waiting (`attempts` 0, outcome `Transient`) nothing
+    /// ran; during an attempt, the attempt was dropped and the outcome is
+    /// the one a timeout has (`Transient` for Pure/Idempotent, `Uncertain`
+    /// for NonIdempotent operations).
+    #[error("operation `{operation}` missed its deadline after {attempts} attempt(s) ({outcome})")]
+    DeadlineExceeded {
+        /// The operation's name.
+        operation: &'static str,
+        /// How many attempts ran, the dropped one included (0: it was
+        /// still waiting for its key or budgets).
+        attempts: u32,
+        /// `Transient` when nothing ran; else the timeout outcome of the
+        /// operation's effect.
+        outcome: Outcome,
+    },
 }
 
 impl<E> Error<E> {
-    /// The outcome of the call: the last attempt's outcome for `Failed` and
-    /// `TimedOut`, [`Outcome::Throttled`] for `Throttled`, and
+    /// The outcome of the call: the last attempt's outcome for `Failed`,
+    /// `TimedOut` and `DeadlineExceeded`, [`Outcome::Throttled`] for `Throttled`, and
     /// [`Outcome::Permanent`] for `Stopping` (this runtime will not run it).
     pub fn outcome(&self) -> Outcome {
         match self {
-            Error::Failed { outcome, .. } | Error::TimedOut { outcome, .. } => *outcome,
+            Error::Failed { outcome, .. }
+            | Error::TimedOut { outcome, .. }
+            | Error::DeadlineExceeded { outcome, .. } => *outcome,
             Error::Throttled { .. } => Outcome::Throttled,
             Error::Stopping { .. } => Outcome::Permanent,
         }
@@ -79,14 +100,17 @@ impl<E> Error<E> {
             Error::Failed { operation, .. }
             | Error::TimedOut { operation, .. }
             | Error::Throttled { operation, .. }
-            | Error::Stopping { operation } => operation,
+            | Error::Stopping { operation }
+            | Error::DeadlineExceeded { operation, .. } => operation,
         }
     }
 
     /// How many attempts ran (0 when nothing ran).
     pub fn attempts(&self) -> u32 {
         match self {
-            Error::Failed { attempts, .. } | Error::TimedOut { attempts, .. } => *attempts,
+            Error::Failed { attempts, .. }
+            | Error::TimedOut { attempts, .. }
+            | Error::DeadlineExceeded { attempts, .. } => *attempts,
             Error::Throttled { .. } | Error::Stopping { .. } => 0,
         }
     }
@@ -108,7 +132,8 @@ impl<E> Error<E> {
     }
 }
 
-/// What a `Reject` call found busy.
+/// What a throttled call found busy (a `Reject` call), or was still
+/// waiting for when its `max_wait` ran out, or found with a full queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Busy {

@@ -62,6 +62,15 @@ pub(crate) enum Event<'a> {
     /// An admitted call ended, however it ended (its key and budgets are
     /// already released).
     Finished,
+    /// The call's deadline passed while it waited (`attempts` 0) or during
+    /// attempt number `attempts` (dropped); the call ends with
+    /// `Error::DeadlineExceeded`.
+    DeadlineExceeded {
+        /// `Transient` when nothing ran, else the effect's timeout outcome.
+        outcome: Outcome,
+        /// Attempts made, the dropped one included.
+        attempts: u32,
+    },
 }
 
 /// Where a call's events go: the runtime's counters and the tracing events,
@@ -116,6 +125,10 @@ impl<'a> Events<'a> {
                 trace::cancelled();
             }
             Event::Finished => Counters::bump(&c.finished),
+            Event::DeadlineExceeded { outcome, attempts } => {
+                Counters::bump(&c.deadline_exceeded);
+                trace::deadline_exceeded(self.contract, outcome, attempts);
+            }
         }
     }
 }

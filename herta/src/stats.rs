@@ -17,7 +17,8 @@ pub struct Stats {
     /// Calls that ended with `Error::Stopping`: refused at the gate, or
     /// withdrawn by shutdown while waiting for a key or a budget.
     pub rejected: u64,
-    /// Calls that ended with `Error::Throttled` (admission `Reject`).
+    /// Calls that ended with `Error::Throttled` (admission `Reject`, an
+    /// expired `max_wait`, or a full queue).
     pub throttled: u64,
     /// Calls that got their key and budgets and began their first attempt.
     pub started: u64,
@@ -37,12 +38,16 @@ pub struct Stats {
     pub keys: usize,
     /// Every budget, in declaration order.
     pub resources: Vec<ResourceStats>,
+    /// Calls that ended with `Error::DeadlineExceeded`: their deadline
+    /// (contract `deadline` or a `herta::deadline` scope) passed while they
+    /// waited or ran.
+    pub deadline_exceeded: u64,
 }
 
 /// One line of counters, then one line per budget:
 ///
 /// ```text
-/// admitted 9, started 8, finished 9, retried 2, throttled 1, rejected 0, timed out 0, cancelled 0, panicked 0, in flight 0, keys 0
+/// admitted 9, started 8, finished 9, retried 2, throttled 1, rejected 0, timed out 0, cancelled 0, panicked 0, in flight 0, keys 0, deadline exceeded 0
 /// worker: 0 of 4 in use, 0 waiting, peak 4
 /// ```
 impl fmt::Display for Stats {
@@ -50,7 +55,8 @@ impl fmt::Display for Stats {
         write!(
             f,
             "admitted {}, started {}, finished {}, retried {}, throttled {}, rejected {}, \
-             timed out {}, cancelled {}, panicked {}, in flight {}, keys {}",
+             timed out {}, cancelled {}, panicked {}, in flight {}, keys {}, \
+             deadline exceeded {}",
             self.admitted,
             self.started,
             self.finished,
@@ -61,7 +67,8 @@ impl fmt::Display for Stats {
             self.cancelled,
             self.panicked,
             self.in_flight,
-            self.keys
+            self.keys,
+            self.deadline_exceeded
         )?;
         for r in &self.resources {
             write!(
@@ -109,6 +116,7 @@ pub(crate) struct Counters {
     pub(crate) timed_out: AtomicU64,
     pub(crate) cancelled: AtomicU64,
     pub(crate) panicked: AtomicU64,
+    pub(crate) deadline_exceeded: AtomicU64,
 }
 
 impl Counters {
@@ -140,6 +148,7 @@ impl Counters {
             in_flight,
             keys,
             resources,
+            deadline_exceeded: load(&self.deadline_exceeded),
         }
     }
 }

@@ -13,13 +13,14 @@
 //! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by`: the key's `Debug`, truncated to 64 characters) |
 //! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
 //! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
-//! | `throttled` | `DEBUG` | `resource` (the budget without room) or `key` (the busy key) |
+//! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key); also when a `max_wait` runs out (what the call was still waiting for) |
 //! | `attempt failed` | `DEBUG`; `WARN` when the outcome is `Uncertain` | `outcome`, `attempt` (1-based), `max_attempts` |
 //! | `retrying` | `DEBUG` | `attempt` (the one about to run), `max_attempts` |
 //! | `timed out` | `WARN` | `operation`, `timeout_ms` (f64), `outcome` (`Transient` or `Uncertain`), `attempt`, `max_attempts` |
 //! | `cancelled` | `DEBUG` | — (the caller dropped the call before it completed) |
 //! | `panicked` | `WARN` | `operation`, `attempt`, `max_attempts` (the panic then propagates unchanged) |
 //! | `stopping` | `DEBUG` | `stage`: `admission`, `key` or `budgets` (where the call was refused or withdrawn) |
+//! | `deadline exceeded` | `WARN` | `operation`, `outcome`, `attempts` (0: the deadline passed while the call waited; else the attempt dropped) |
 //!
 //! `WARN` events name the `operation` themselves, so they say where they come
 //! from even when the subscriber filters the `DEBUG` span out. A successful
@@ -280,6 +281,20 @@ mod imp {
     pub(crate) fn stopping(stage: Stage) {
         tracing::debug!(target: "herta", stage = stage.name(), "stopping");
     }
+
+    /// `deadline exceeded`, always `WARN`: the call's deadline passed while
+    /// it waited (`attempts` 0) or during attempt number `attempts`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn deadline_exceeded(contract: &Contract, outcome: Outcome, attempts: u32) {
+        tracing::warn!(
+            target: "herta",
+            operation = contract.operation(),
+            outcome = outcome.name(),
+            attempts,
+            "deadline exceeded"
+        );
+    }
 }
 
 #[cfg(not(feature = "tracing"))]
@@ -332,6 +347,8 @@ mod imp {
     pub(crate) fn panicked(_: &Contract, _: u32, _: u32) {}
     #[inline(always)]
     pub(crate) fn stopping(_: Stage) {}
+    #[inline(always)]
+    pub(crate) fn deadline_exceeded(_: &Contract, _: Outcome, _: u32) {}
 }
 
 pub(crate) use imp::*;

@@ -37,6 +37,14 @@ impl Wrapper<'_> {
             }
             None => none.clone(),
         };
+        let duration = |d: Option<(u64, String)>| match d {
+            Some((millis, _)) => {
+                quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let max_wait = duration(self.op.max_wait());
+        let deadline = duration(self.op.deadline());
         let serialize_by = match &self.key_use {
             Some(key) => {
                 let param = self.key_name();
@@ -60,6 +68,8 @@ impl Wrapper<'_> {
                 max_attempts: #max,
                 timeout: #timeout,
                 serialize_by: #serialize_by,
+                max_wait: #max_wait,
+                deadline: #deadline,
             }
             .into_contract()
         }}
@@ -106,6 +116,16 @@ impl Wrapper<'_> {
             Some((_, text)) => format!("- **timeout**: {text} per attempt"),
             None => "- **timeout**: none".to_owned(),
         });
+        if let Some((_, text)) = self.op.max_wait() {
+            lines.push(format!(
+                "- **max wait**: {text} for key and budgets together (then `Throttled`)"
+            ));
+        }
+        if let Some((_, text)) = self.op.deadline() {
+            lines.push(format!(
+                "- **deadline**: {text} for the whole call, from admission (then `DeadlineExceeded`)"
+            ));
+        }
         if let Some(key) = &self.key_use {
             let scope = match &key.scope {
                 Some(scope) => format!(", in the key space `{scope}` shared with other operations"),
@@ -137,7 +157,8 @@ impl Wrapper<'_> {
             "# Errors".to_owned(),
             String::new(),
             "A `herta::Error`: the handler's error with its outcome and attempt count, a timeout, \
-             `Throttled` (admission `Reject` found the key or a budget busy) or `Stopping` \
+             `Throttled` (admission `Reject` found the key or a budget busy, or `max_wait` ran \
+             out), `DeadlineExceeded` (the call's deadline passed) or `Stopping` \
              (the runtime is shutting down)."
                 .to_owned(),
         ]

@@ -6,6 +6,7 @@
 //! where a list belongs, integer units); what the values mean is the
 //! business of the [rules](crate::rules).
 
+mod durations;
 mod items;
 mod resource_list;
 mod values;
@@ -74,6 +75,12 @@ pub(crate) fn attr(args: TokenStream, errors: &mut Errors) -> Attr {
             }
             Key::Wrapper => attr.wrapper = errors.handle(values::type_name(&meta)),
             Key::On | Key::Max | Key::Scope => unreachable!("not keys of the attribute"),
+            Key::MaxWait => {
+                attr.max_wait = errors.handle(durations::duration(&meta, "max_wait", "100ms"));
+            }
+            Key::Deadline => {
+                attr.deadline = errors.handle(durations::duration(&meta, "deadline", "5s"));
+            }
         }
     }
     attr

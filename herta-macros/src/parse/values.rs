@@ -19,7 +19,7 @@ use crate::vocab::Vocabulary;
 pub(crate) const MAX_TIMEOUT_MS: u64 = 60 * 60 * 1000;
 
 /// The value of `key = value`; anything else is a shape error showing `example`.
-fn value_of<'a>(meta: &'a Meta, key: &str, example: &str) -> syn::Result<&'a Expr> {
+pub(super) fn value_of<'a>(meta: &'a Meta, key: &str, example: &str) -> syn::Result<&'a Expr> {
     match meta {
         Meta::NameValue(nv) => Ok(&nv.value),
         Meta::Path(path) => Err(error(

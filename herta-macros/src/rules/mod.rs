@@ -17,6 +17,7 @@ mod keys_and_words;
 mod resources;
 mod retry;
 mod values;
+mod waiting;
 
 use crate::diag::Errors;
 use crate::model::Operation;
@@ -37,4 +38,6 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(function::rule_11_context_first(handler));
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
+    errors.extend(waiting::rule_10_durations(attr));
+    errors.extend(waiting::rule_13_max_wait_needs_wait(attr));
 }

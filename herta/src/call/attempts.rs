@@ -13,6 +13,12 @@
 //! the gate's [`closed`](crate::gate::Gate::closed) signal; a retry budget
 //! goes in the policy, beside the effect × outcome rule.
 //!
+//! The call's deadline (see [`waiting`](super::waiting)) bounds every
+//! attempt too: an attempt's limit is the earlier of its timeout and the
+//! deadline, and an attempt dropped at the deadline ends the call with
+//! `DeadlineExceeded` (classified like a timeout), never retried; nor does a
+//! retry start once the deadline has passed.
+//!
 //! Cancel safety: dropping the call drops the running attempt's future (the
 //! handler is cancelled at its await point) and starts no further attempt.
 
@@ -60,19 +66,28 @@ fn max_attempts(contract: &Contract) -> u32 {
     contract.max_attempts().max(1)
 }
 
-/// The context of attempt number `attempt`, its timeout starting now.
+/// The context of attempt number `attempt`, its timeout starting now; its
+/// deadline is the earlier of that timeout and the call's `deadline`.
 #[inline]
-pub(crate) fn context(contract: &'static Contract, attempt: u32) -> Context {
+pub(crate) fn context(
+    contract: &'static Contract,
+    attempt: u32,
+    deadline: Option<Instant>,
+) -> Context {
     Context {
         operation: contract.operation(),
         attempt,
         max_attempts: max_attempts(contract),
-        deadline: contract.timeout().map(|t| Instant::now() + t),
+        deadline: super::waiting::earliest(
+            contract.timeout().map(|t| Instant::now() + t),
+            deadline,
+        ),
     }
 }
 
-/// How attempt number `attempt` ended (`None`: it timed out): its value,
-/// its failure classified, its timeout, or its panic.
+/// How attempt number `attempt` ended (`None`: it timed out, or with
+/// `missed` the call's deadline passed): its value, its failure classified,
+/// its timeout, or its panic.
 #[inline]
 pub(crate) fn classified<T: HandlerOutput>(
     contract: &'static Contract,
@@ -80,6 +95,7 @@ pub(crate) fn classified<T: HandlerOutput>(
     finished: Option<std::thread::Result<T>>,
     classify: fn(&T::Err) -> Outcome,
     events: Events<'_>,
+    missed: bool,
 ) -> Result<T::Ok, End<T::Err>> {
     match finished {
         Some(Ok(output)) => output.into_result().map_err(|source| {
@@ -95,6 +111,10 @@ pub(crate) fn classified<T: HandlerOutput>(
             events.emit(Event::Panicked { attempt });
             Err(End::Panicked(panic))
         }
+        None if missed => Err(End::DeadlineExceeded {
+            outcome: contract.effect().timeout_outcome(),
+            attempts: attempt,
+        }),
         None => {
             let outcome = contract.effect().timeout_outcome();
             events.emit(Event::TimedOut { outcome, attempt });

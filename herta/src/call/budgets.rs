@@ -6,6 +6,10 @@
 //! naming the first budget without room, and `Wait` queues, holding nothing
 //! until it is granted everything, and reports how long it waited.
 //!
+//! A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
+//! deadline); when they run out it is refused, naming the first budget
+//! still short.
+//!
 //! Cancel safety: dropping the wait withdraws the waiter at once (units
 //! granted to it but not yet seen pass to the waiters behind it); dropping
 //! the returned permit gives every unit back.
@@ -13,6 +17,7 @@
 use std::sync::Arc;
 
 use super::ended::Refusal;
+use super::waiting::{self, Limits};
 use crate::arbiter::{Need, Permit, TryAcquireError};
 use crate::error::Busy;
 use crate::events::{Event, Events};
@@ -40,6 +45,7 @@ pub(crate) async fn contended<'a>(
     error: TryAcquireError,
     admission: Admission,
     events: Events<'_>,
+    limits: &Limits,
 ) -> Result<Permit<'a>, Refusal> {
     let index = match error {
         TryAcquireError::Closed => return Err(Refusal::Stopping(Stage::Budgets)),
@@ -50,11 +56,25 @@ pub(crate) async fn contended<'a>(
             resource: rt.resources[index].name(),
         }));
     }
-    match trace::timed(rt.arbiter.acquire(needs)).await {
-        (Ok(permit), waited) => {
+    let until = limits.wait_until();
+    match trace::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
+        (Some(Ok(permit)), waited) => {
             events.emit(Event::Waited(Wait::Budgets, waited));
             Ok(permit)
         }
-        (Err(_closed), _) => Err(Refusal::Stopping(Stage::Budgets)),
+        (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Budgets)),
+        (None, _) => Err(limits.expired(|| Busy::Resource {
+            resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
+        })),
     }
+}
+
+/// The first budget among `needs` still without room for its units now,
+/// by index (read when a bounded wait ran out).
+fn still_short(rt: &Inner, needs: &[Need]) -> Option<usize> {
+    let budgets = rt.arbiter.snapshot();
+    needs
+        .iter()
+        .find(|n| budgets[n.resource].capacity - budgets[n.resource].in_use < n.units)
+        .map(|n| n.resource)
 }

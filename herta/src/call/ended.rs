@@ -20,8 +20,11 @@ use crate::trace::Stage;
 pub(crate) enum Refusal {
     /// The runtime is stopping; `Stage` says where the call was.
     Stopping(Stage),
-    /// A `Reject` call found its key or a budget busy.
+    /// A `Reject` call found its key or a budget busy; or a `Wait` call's
+    /// `max_wait` ran out (naming what it waited for), or a queue was full.
     Throttled(Busy),
+    /// The call's deadline passed before its first attempt.
+    DeadlineExceeded,
 }
 
 /// How a call ended without a value.
@@ -46,6 +49,13 @@ pub(crate) enum End<E> {
     },
     /// An attempt's handler panicked with this payload.
     Panicked(Box<dyn Any + Send>),
+    /// The call's deadline passed during an attempt, which was dropped.
+    DeadlineExceeded {
+        /// What the dropped attempt means for this effect (as a timeout).
+        outcome: Outcome,
+        /// Attempts made, the dropped one included.
+        attempts: u32,
+    },
 }
 
 impl<E> End<E> {
@@ -55,7 +65,7 @@ impl<E> End<E> {
     pub(crate) fn failure(&self) -> Option<Outcome> {
         match self {
             End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Some(*outcome),
-            End::Refused(_) | End::Panicked(_) => None,
+            End::Refused(_) | End::Panicked(_) | End::DeadlineExceeded { .. } => None,
         }
     }
 }
@@ -103,6 +113,28 @@ pub(crate) fn result<T, E>(
             events.emit(Event::Throttled(&busy));
             Error::Throttled { operation, busy }
         }
+        Err(End::Refused(Refusal::DeadlineExceeded)) => {
+            deadline_exceeded(events, operation, Outcome::Transient, 0)
+        }
+        Err(End::DeadlineExceeded { outcome, attempts }) => {
+            deadline_exceeded(events, operation, outcome, attempts)
+        }
     };
     Err(error)
+}
+
+/// Counts and traces a missed deadline, and its error.
+#[cold]
+fn deadline_exceeded<E>(
+    events: Events<'_>,
+    operation: &'static str,
+    outcome: Outcome,
+    attempts: u32,
+) -> Error<E> {
+    events.emit(Event::DeadlineExceeded { outcome, attempts });
+    Error::DeadlineExceeded {
+        operation,
+        attempts,
+        outcome,
+    }
 }

@@ -6,12 +6,16 @@
 //! throttled, naming the key. `Wait` queues behind the holder in arrival
 //! order and reports how long it waited.
 //!
+//! A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
+//! deadline); when they run out it is refused, naming the key.
+//!
 //! Cancel safety: dropping the wait withdraws the waiter at once (a key
 //! granted to it but not yet seen passes to the next waiter); dropping the
 //! returned guard releases the key.
 
 use super::ended::Refusal;
 use super::table_key::TableKey;
+use super::waiting::{self, Limits};
 use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::keys::{KeyGuard, KeyTable, TryKeyError};
@@ -34,17 +38,39 @@ pub(crate) fn try_acquire<'a, K: 'static>(
     }
 }
 
-/// Takes `key` in `table` under `Wait`: behind the calls ahead of it.
+/// Takes `key` in `table` under `Wait`: behind the calls ahead of it, at
+/// most until `limits` allow (then refused: throttled naming the key, or
+/// past the deadline).
 pub(crate) async fn wait<'a, K: 'static>(
     table: &'a KeyTable<TableKey<K>>,
     key: TableKey<K>,
     events: Events<'_>,
+    limits: &Limits,
+    describe_key: fn(&K) -> String,
 ) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
-    match trace::timed(table.acquire(key)).await {
-        (Ok(guard), waited) => {
+    let Some(until) = limits.wait_until() else {
+        return match trace::timed(table.acquire(key)).await {
+            (Ok(guard), waited) => {
+                events.emit(Event::Waited(Wait::Key, waited));
+                Ok(guard)
+            }
+            (Err(_closed), _) => Err(Refusal::Stopping(Stage::Key)),
+        };
+    };
+    // Bounded: try first, so that only a call that waits describes its key
+    // (for the refusal, should the limit run out).
+    let key = match table.try_acquire(key) {
+        Ok(guard) => return Ok(guard),
+        Err(TryKeyError::Busy(key)) => key,
+        Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
+    };
+    let described = describe_key(&key.key);
+    match trace::timed(waiting::bounded(Some(until), table.acquire(key))).await {
+        (Some(Ok(guard)), waited) => {
             events.emit(Event::Waited(Wait::Key, waited));
             Ok(guard)
         }
-        (Err(_closed), _) => Err(Refusal::Stopping(Stage::Key)),
+        (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Key)),
+        (None, _) => Err(limits.expired(|| Busy::Key { key: described })),
     }
 }

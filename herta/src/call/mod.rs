@@ -27,7 +27,9 @@
 //! call is one state machine (a nested `async fn` per stage costs about 20
 //! instructions per call; see `profile_call`): each stage is a synchronous,
 //! inlined step, and only its wait is a future, built only when it waits.
-//! A new stage (a deadline, bounded waiting) is a module here plus a line in
+//! Bounded waiting and the call's deadline are [`waiting`]: limits fixed
+//! at admission that bound the key and budget waits and every attempt.
+//! A new stage is a module here plus a line in
 //! `run` (`stage!` ends the stages with its refusal); a new way to end a
 //! call is a variant of `Refusal` or `End`, mapped to its [`Error`] in
 //! `ended::result`.
@@ -41,6 +43,7 @@ mod budgets;
 mod ended;
 mod key;
 mod table_key;
+mod waiting;
 
 use std::fmt;
 use std::future::Future;
@@ -225,6 +228,7 @@ impl<K: 'static> Bound<K> {
                 };
             }
             let admission = contract.admission();
+            let limits = waiting::Limits::at_admission(contract);
             let _key = match (&inner.keys, key) {
                 (Some(table), Some(key)) => {
                     let key = TableKey {
@@ -235,7 +239,10 @@ impl<K: 'static> Bound<K> {
                         Admission::Reject => {
                             stage!(key::try_acquire(table, key, inner.describe_key))
                         }
-                        Admission::Wait => stage!(key::wait(table, key, inner.events()).await),
+                        Admission::Wait => stage!(
+                            key::wait(table, key, inner.events(), &limits, inner.describe_key)
+                                .await
+                        ),
                     })
                 }
                 _ => None,
@@ -243,21 +250,36 @@ impl<K: 'static> Bound<K> {
             let _budgets = match budgets::try_acquire(rt, &inner.needs) {
                 Ok(permit) => permit,
                 Err(error) => stage!(
-                    budgets::contended(rt, &inner.needs, error, admission, inner.events()).await
+                    budgets::contended(rt, &inner.needs, error, admission, inner.events(), &limits)
+                        .await
                 ),
             };
+            if limits.passed() {
+                break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
+            }
             inner.events().emit(Event::Started);
             let mut attempt = 1;
             loop {
-                let ctx = attempts::context(contract, attempt);
+                let ctx = attempts::context(contract, attempt, limits.deadline);
                 let deadline = ctx.deadline;
                 let run = AssertUnwindSafe(handler(ctx)).catch_unwind();
                 let finished = match deadline {
                     Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
                     None => Some(run.await),
                 };
-                match attempts::classified(contract, attempt, finished, classify, inner.events()) {
-                    Err(end) if attempts::Policy::new(contract, &rt.gate).retry(attempt, &end) => {
+                let missed = finished.is_none() && deadline == limits.deadline;
+                match attempts::classified(
+                    contract,
+                    attempt,
+                    finished,
+                    classify,
+                    inner.events(),
+                    missed,
+                ) {
+                    Err(end)
+                        if attempts::Policy::new(contract, &rt.gate).retry(attempt, &end)
+                            && !limits.passed() =>
+                    {
                         attempt += 1;
                         inner.events().emit(Event::Retrying { attempt });
                     }

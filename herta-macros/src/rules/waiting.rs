@@ -1,0 +1,68 @@
+//! Rules on bounded waiting and the deadline (DESIGN §8.2): `max_wait` and
+//! `deadline` are durations like `timeout` (rule 10), and `max_wait` bounds
+//! a wait, so it needs `admission = Wait` (rule 13).
+
+use herta_contract::Admission;
+
+use crate::diag::error;
+use crate::model::{Attr, Timeout, TimeoutError};
+
+/// Rule 10, for `max_wait` and `deadline`: a positive duration of at most
+/// an hour.
+pub(super) fn rule_10_durations(attr: &Attr) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    if let Some(max_wait) = &attr.max_wait {
+        errors.extend(duration(
+            max_wait,
+            "max_wait",
+            "would refuse every call that has to wait at all; use `admission = Reject` for that",
+        ));
+    }
+    if let Some(deadline) = &attr.deadline {
+        errors.extend(duration(
+            deadline,
+            "deadline",
+            "would fail every call before it starts",
+        ));
+    }
+    errors
+}
+
+/// One duration key's value; `zero` says what a zero would do.
+fn duration(value: &Timeout, key: &str, zero: &str) -> Option<syn::Error> {
+    let (span, text) = (value.lit.span(), value.lit.value());
+    match value.millis {
+        Ok(_) => None,
+        Err(TimeoutError::Unparsable) => Some(error(
+            span,
+            format_args!("`{key} = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
+            format_args!("e.g. `{key} = \"100ms\"`, `\"2s\"` or `\"1m\"`"),
+        )),
+        Err(TimeoutError::Zero) => Some(error(
+            span,
+            format_args!("`{key} = {text:?}` {zero}"),
+            format_args!("use a positive duration such as `\"100ms\"`, or remove `{key}` for no limit"),
+        )),
+        Err(TimeoutError::TooLong) => Some(error(
+            span,
+            format_args!("`{key} = {text:?}` is longer than the 1 hour herta allows; a longer one is most likely a unit slip"),
+            format_args!("check the unit (`ms`, `s`, `m`, `h`), or remove `{key}` for no limit"),
+        )),
+    }
+}
+
+/// Rule 13: `max_wait` bounds how long a `Wait` call queues; a `Reject`
+/// call never queues.
+pub(super) fn rule_13_max_wait_needs_wait(attr: &Attr) -> Vec<syn::Error> {
+    let (Some(max_wait), Some(admission)) = (&attr.max_wait, &attr.admission) else {
+        return Vec::new();
+    };
+    if admission.value != Some(Admission::Reject) {
+        return Vec::new();
+    }
+    vec![error(
+        max_wait.lit.span(),
+        "`max_wait` bounds how long a call waits for its key and budgets, but `admission = Reject` never waits",
+        "remove `max_wait`, or use `admission = Wait` (the default) to wait at most that long",
+    )]
+}

@@ -1,0 +1,109 @@
+//! Bounded waiting and the call's deadline (DESIGN §8.2): the instants a
+//! call's stages must respect, fixed once at admission.
+//!
+//! - `max_wait = "…"`: one absolute limit, from admission, on the key wait
+//!   **and** the budget wait together (a call that waited 80 ms of a 100 ms
+//!   `max_wait` for its key has 20 ms left for its budgets). On expiry the
+//!   call is throttled, naming what it was still waiting for.
+//! - The deadline: the contract's `deadline = "…"` from admission and the
+//!   enclosing [`herta::deadline`](crate::deadline) scope, the earliest of
+//!   them. It bounds the waits too (expiry there: `DeadlineExceeded`, nothing
+//!   ran) and every attempt (see [`attempts`](super::attempts)).
+//!
+//! A wait is bounded by `tokio::time::timeout_at`, which polls the wait
+//! before its timer: a grant that is ready at the expiry instant is used.
+//! A grant that lands after that poll is handed on when the timed-out wait
+//! is dropped (the key table and the arbiter pass the units or the key of a
+//! granted-but-unseen waiter to the next one), so it is never lost.
+//!
+//! Cost: a contract without `max_wait` and `deadline` reads the task-local
+//! scope once (no clock read) and builds no timer unless a scope is set.
+
+use std::future::Future;
+
+use tokio::time::Instant;
+
+use super::ended::Refusal;
+use crate::contract::Contract;
+use crate::error::Busy;
+
+/// The instants one call must respect.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// When the call's deadline passes (contract and scope, the earliest).
+    pub(crate) deadline: Option<Instant>,
+    /// When waiting for key and budgets must have ended (`max_wait`).
+    max_wait: Option<Instant>,
+}
+
+impl Limits {
+    /// The limits of a call of `contract` admitted now.
+    #[inline(always)]
+    pub(crate) fn at_admission(contract: &Contract) -> Self {
+        let scope = crate::deadline::current_deadline();
+        if contract.max_wait().is_none() && contract.deadline().is_none() {
+            return Limits {
+                deadline: scope,
+                max_wait: None,
+            };
+        }
+        Self::declared(contract, scope)
+    }
+
+    /// The limits of a contract that declares `max_wait` or `deadline`.
+    #[inline(never)]
+    fn declared(contract: &Contract, scope: Option<Instant>) -> Self {
+        let now = Instant::now();
+        let own = contract.deadline().map(|d| now + d);
+        Limits {
+            deadline: earliest(own, scope),
+            max_wait: contract.max_wait().map(|w| now + w),
+        }
+    }
+
+    /// When waiting must end, if ever.
+    #[inline]
+    pub(crate) fn wait_until(&self) -> Option<Instant> {
+        earliest(self.deadline, self.max_wait)
+    }
+
+    /// Why a wait that ran out at [`wait_until`](Self::wait_until) ends:
+    /// the deadline (when it is the earlier or the same instant), else
+    /// `max_wait`, throttled on what `busy` names.
+    #[cold]
+    pub(crate) fn expired(&self, busy: impl FnOnce() -> Busy) -> Refusal {
+        match (self.deadline, self.max_wait) {
+            (Some(deadline), Some(max_wait)) if max_wait < deadline => Refusal::Throttled(busy()),
+            (Some(_), _) => Refusal::DeadlineExceeded,
+            (None, _) => Refusal::Throttled(busy()),
+        }
+    }
+
+    /// Whether the deadline has passed, so that no attempt may start.
+    #[inline(always)]
+    pub(crate) fn passed(&self) -> bool {
+        match self.deadline {
+            Some(deadline) => Instant::now() >= deadline,
+            None => false,
+        }
+    }
+}
+
+/// The earlier of two optional instants.
+#[inline(always)]
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Awaits `wait` until `until`; `None` if it ran out first. Dropping the
+/// wait on expiry withdraws it (a grant it got meanwhile is handed on).
+#[inline]
+pub(crate) async fn bounded<F: Future>(until: Option<Instant>, wait: F) -> Option<F::Output> {
+    match until {
+        Some(at) => tokio::time::timeout_at(at, wait).await.ok(),
+        None => Some(wait.await),
+    }
+}
