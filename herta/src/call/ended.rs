@@ -79,48 +79,55 @@ impl<E> From<Refusal> for End<E> {
 
 /// The caller's result of a call that ended with `end`: counts and traces a
 /// refusal, and resumes a handler's panic unchanged.
-#[inline]
+#[inline(always)]
 pub(crate) fn result<T, E>(
     end: Result<T, End<E>>,
     events: Events<'_>,
     contract: &'static Contract,
 ) -> Result<T, Error<E>> {
+    match end {
+        Ok(value) => Ok(value),
+        Err(end) => Err(error(end, events, contract)),
+    }
+}
+
+/// The caller's error of a call that ended with `end`.
+#[inline]
+fn error<E>(end: End<E>, events: Events<'_>, contract: &'static Contract) -> Error<E> {
     let operation = contract.operation();
-    let error = match end {
-        Ok(value) => return Ok(value),
-        Err(End::Failed {
+    match end {
+        End::Failed {
             outcome,
             attempts,
             source,
-        }) => Error::Failed {
+        } => Error::Failed {
             operation,
             outcome,
             attempts,
             source,
         },
-        Err(End::TimedOut { outcome, attempts }) => Error::TimedOut {
+        End::TimedOut { outcome, attempts } => Error::TimedOut {
             operation,
             timeout: contract.timeout().unwrap_or_default(),
             attempts,
             outcome,
         },
-        Err(End::Panicked(panic)) => std::panic::resume_unwind(panic),
-        Err(End::Refused(Refusal::Stopping(stage))) => {
+        End::Panicked(panic) => std::panic::resume_unwind(panic),
+        End::Refused(Refusal::Stopping(stage)) => {
             events.emit(Event::Stopping(stage));
             Error::Stopping { operation }
         }
-        Err(End::Refused(Refusal::Throttled(busy))) => {
+        End::Refused(Refusal::Throttled(busy)) => {
             events.emit(Event::Throttled(&busy));
             Error::Throttled { operation, busy }
         }
-        Err(End::Refused(Refusal::DeadlineExceeded)) => {
+        End::Refused(Refusal::DeadlineExceeded) => {
             deadline_exceeded(events, operation, Outcome::Transient, 0)
         }
-        Err(End::DeadlineExceeded { outcome, attempts }) => {
+        End::DeadlineExceeded { outcome, attempts } => {
             deadline_exceeded(events, operation, outcome, attempts)
         }
-    };
-    Err(error)
+    }
 }
 
 /// Counts and traces a missed deadline, and its error.
