@@ -92,6 +92,8 @@ struct BoundInner<K: 'static> {
     key_ops: &'static KeyOps<K>,
     /// `K`'s description, for a throttled call and the span.
     describe_key: fn(&K) -> String,
+    /// Whether the contract declares `max_wait` or `deadline`.
+    limited: bool,
 }
 
 impl<K: 'static> Clone for Bound<K> {
@@ -142,6 +144,7 @@ impl<K: 'static> Bound<K> {
                 keys,
                 key_ops: KeyOps::<K>::OPS,
                 describe_key,
+                limited: waiting::Limits::declared_by(contract),
             }),
         })
     }
@@ -228,7 +231,7 @@ impl<K: 'static> Bound<K> {
                 };
             }
             let admission = contract.admission();
-            let limits = waiting::Limits::at_admission(contract);
+            let limits = waiting::Limits::at_admission(contract, inner.limited);
             let _key = match (&inner.keys, key) {
                 (Some(table), Some(key)) => {
                     let key = TableKey {

@@ -37,17 +37,24 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    /// The limits of a call of `contract` admitted now.
+    /// The limits of a call of `contract` admitted now; `declared` is
+    /// [`declared_by`](Self::declared_by)`(contract)`.
     #[inline(always)]
-    pub(crate) fn at_admission(contract: &Contract) -> Self {
+    pub(crate) fn at_admission(contract: &Contract, declared: bool) -> Self {
         let scope = crate::deadline::current_deadline();
-        if contract.max_wait().is_none() && contract.deadline().is_none() {
+        if !declared {
             return Limits {
                 deadline: scope,
                 max_wait: None,
             };
         }
         Self::declared(contract, scope)
+    }
+
+    /// Whether `contract` declares `max_wait` or `deadline` (stored at bind,
+    /// so that a call of a contract without them tests one flag).
+    pub(crate) fn declared_by(contract: &Contract) -> bool {
+        contract.max_wait().is_some() || contract.deadline().is_some()
     }
 
     /// The limits of a contract that declares `max_wait` or `deadline`.
