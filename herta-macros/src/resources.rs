@@ -1,4 +1,4 @@
-//! `herta::resources! { pub WORKER: "worker" = 4; }`.
+//! `herta::resources! { pub WORKER: "worker" = 4; pub DB: "db-write" = 4, queue = 64; }`.
 //!
 //! Each entry becomes a `herta::Resource` constant. Errors (capacity 0, an
 //! empty name, a name or identifier declared twice) are reported together,
@@ -14,13 +14,15 @@ use syn::{Attribute, Expr, Ident, LitStr, Token, Visibility};
 use crate::diag::error;
 use crate::syntax::{int_literal, IntLiteral};
 
-/// One `pub NAME: "name" = capacity;` entry.
+/// One `pub NAME: "name" = capacity;` (or `= capacity, queue = n;`) entry.
 pub(crate) struct Entry {
     pub attrs: Vec<Attribute>,
     pub vis: Visibility,
     pub ident: Ident,
     pub name: LitStr,
     pub capacity: Expr,
+    /// `, queue = 64`: the most calls that may queue for it.
+    pub queue: Option<Expr>,
 }
 
 impl Parse for Entry {
@@ -67,12 +69,43 @@ impl Parse for Entry {
         }
         input.parse::<Token![=]>()?;
         let capacity: Expr = input.parse()?;
+        let mut queue = None;
+        if input.peek(Token![,]) {
+            input.parse::<Token![,]>()?;
+            let option: Ident = input.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    format!("expected `queue = n` after the capacity\nhelp: write `{ident}: {:?} = 4, queue = 64;`", name.value()),
+                )
+            })?;
+            if option != "queue" {
+                return Err(syn::Error::new(
+                    option.span(),
+                    format!(
+                        "unknown resource option `{option}`: the only option is `queue`, the most calls that may wait for it\n\
+                         help: write `{ident}: {:?} = 4, queue = 64;`",
+                        name.value()
+                    ),
+                ));
+            }
+            input.parse::<Token![=]>().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    format!(
+                        "`queue` needs a value\nhelp: write `{ident}: {:?} = 4, queue = 64;`",
+                        name.value()
+                    ),
+                )
+            })?;
+            queue = Some(input.parse()?);
+        }
         Ok(Entry {
             attrs,
             vis,
             ident,
             name,
             capacity,
+            queue,
         })
     }
 }
@@ -152,6 +185,29 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
             )),
             Some(IntLiteral::Value(_)) | None => {}
         }
+        if let Some(queue) = &entry.queue {
+            match int_literal(queue) {
+                Some(IntLiteral::Value(0)) => errors.push(error(
+                    queue.span(),
+                    format_args!(
+                        "resource `{}` has `queue = 0`, so every call that has to wait would be refused",
+                        entry.ident
+                    ),
+                    "give it a queue of at least 1, or remove `queue` and declare `admission = Reject` on the operations that must never wait",
+                )),
+                Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
+                    queue,
+                    format_args!("resource `{}` has a negative queue limit", entry.ident),
+                    "give it a queue of at least 1",
+                )),
+                Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
+                    queue.span(),
+                    format_args!("resource `{}` has a queue limit above `u32::MAX`", entry.ident),
+                    "use a queue limit that fits in a `u32`, or remove `queue` for no limit",
+                )),
+                Some(IntLiteral::Value(_)) | None => {}
+            }
+        }
     }
     errors
 }
@@ -184,6 +240,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             ident,
             name,
             capacity,
+            queue,
         } = entry;
         let check = self::capacity(capacity).is_none().then(|| {
             let message = format!(
@@ -199,10 +256,28 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             Some(IntLiteral::Negative) => quote!(0),
             _ => quote!(#capacity),
         };
+        let queue = queue.as_ref().map(|queue| {
+            let limit = match int_literal(queue) {
+                Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => quote!(1),
+                Some(IntLiteral::Negative | IntLiteral::Value(0)) => quote!(1),
+                _ => quote!(#queue),
+            };
+            quote!(.with_queue_limit(#limit))
+        });
+        let queue_check = entry.queue.as_ref().filter(|q| int_literal(q).is_none()).map(|q| {
+            let message = format!(
+                "resources!: resource `{ident}` has `queue = 0`, so every call that has to wait would be refused\n\
+                 help: give it a queue of at least 1, or remove `queue`"
+            );
+            quote_spanned! {q.span()=>
+                const _: () = if let ::core::option::Option::Some(0) = #ident.queue_limit() { ::core::panic!(#message) };
+            }
+        });
         items.push(quote! {
             #(#attrs)*
-            #vis const #ident: ::herta::Resource = ::herta::Resource::new(#name, #capacity);
+            #vis const #ident: ::herta::Resource = ::herta::Resource::new(#name, #capacity)#queue;
             #check
+            #queue_check
         });
     }
     let errors: TokenStream = errors.iter().map(syn::Error::to_compile_error).collect();

@@ -7,7 +7,8 @@
 //! [`Need`]s (resource index, units) and gets a [`Permit`] whose `Drop`
 //! returns all of them: [`Arbiter::try_acquire`] never waits (admission
 //! `Reject`), [`Arbiter::acquire`] queues (admission `Wait`).
-//! [`Arbiter::close`] withdraws every waiter with [`Closed`].
+//! [`Arbiter::close`] withdraws every waiter with
+//! [`AcquireError::Closed`].
 //!
 //! # Algorithm
 //!
@@ -43,7 +44,7 @@
 //! 3. A waiter's units are either all queued-for or all granted; a granted
 //!    waiter dropped before it saw its grant returns them and a pass runs, so
 //!    the units reach the next waiter at once.
-//! 4. After `close`, the queue is empty and every waiter has seen [`Closed`].
+//! 4. After `close`, the queue is empty and every waiter has seen [`AcquireError::Closed`].
 //!
 //! The uncontended path (free units, empty queue) takes the lock once to
 //! acquire and once to release and allocates nothing.
@@ -81,6 +82,16 @@ pub(crate) enum TryAcquireError {
     Closed,
 }
 
+/// Why [`Arbiter::acquire`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AcquireError {
+    /// The arbiter is closed.
+    Closed,
+    /// The budget at this index already has as many waiters as its queue
+    /// limit allows.
+    QueueFull(usize),
+}
+
 /// A budget's figures at one instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BudgetSnapshot {
@@ -88,6 +99,7 @@ pub(crate) struct BudgetSnapshot {
     pub(crate) in_use: u32,
     pub(crate) waiting: u32,
     pub(crate) peak_in_use: u32,
+    pub(crate) queue_limit: Option<u32>,
 }
 
 pub(crate) struct Arbiter {
@@ -102,6 +114,8 @@ struct Budget {
     waiting: u32,
     /// Some queued waiter is blocked on this budget (as of the last pass).
     blocked: bool,
+    /// The most waiters that may queue for this budget (`u32::MAX`: no limit).
+    queue_limit: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +148,17 @@ impl State {
             .find(|n| {
                 let b = &self.budgets[n.resource];
                 b.blocked || b.free < n.units
+            })
+            .map(|n| n.resource)
+    }
+
+    /// The first budget among `needs` whose queue is at its limit.
+    fn queue_full(&self, needs: &[Need]) -> Option<usize> {
+        needs
+            .iter()
+            .find(|n| {
+                let b = &self.budgets[n.resource];
+                b.waiting >= b.queue_limit
             })
             .map(|n| n.resource)
     }
@@ -232,6 +257,7 @@ impl Arbiter {
                 peak_in_use: 0,
                 waiting: 0,
                 blocked: false,
+                queue_limit: u32::MAX,
             })
             .collect();
         Arbiter {
@@ -241,6 +267,22 @@ impl Arbiter {
                 waiters: Slab::new(),
                 closed: false,
             }),
+        }
+    }
+
+    /// Limits how many waiters may queue for each budget, by index (`None`:
+    /// no limit). A waiter that would exceed a budget's limit is refused
+    /// with [`AcquireError::QueueFull`] instead of queuing.
+    pub(crate) fn limit_queues(&mut self, limits: impl IntoIterator<Item = Option<u32>>) {
+        #[cfg(loom)]
+        let state = self.state.get_mut().unwrap();
+        #[cfg(not(loom))]
+        let state = self
+            .state
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (b, limit) in state.budgets.iter_mut().zip(limits) {
+            b.queue_limit = limit.unwrap_or(u32::MAX);
         }
     }
 
@@ -293,7 +335,8 @@ impl Arbiter {
         wake_all(wake);
     }
 
-    /// Refuses new acquisitions and withdraws every waiter with [`Closed`].
+    /// Refuses new acquisitions and withdraws every waiter with
+    /// [`AcquireError::Closed`].
     /// Held permits stay valid and release normally. Idempotent.
     pub(crate) fn close(&self) {
         let wake = {
@@ -326,6 +369,7 @@ impl Arbiter {
                 in_use: b.capacity - b.free,
                 waiting: b.waiting,
                 peak_in_use: b.peak_in_use,
+                queue_limit: (b.queue_limit != u32::MAX).then_some(b.queue_limit),
             })
             .collect()
     }
@@ -355,7 +399,7 @@ pub(crate) struct Acquire<'a> {
 }
 
 impl<'a> Future for Acquire<'a> {
-    type Output = Result<Permit<'a>, Closed>;
+    type Output = Result<Permit<'a>, AcquireError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -364,7 +408,7 @@ impl<'a> Future for Acquire<'a> {
             // First poll: take at once if we could be granted at the end of
             // the queue, else queue up holding nothing.
             if state.closed {
-                return Poll::Ready(Err(Closed));
+                return Poll::Ready(Err(AcquireError::Closed));
             }
             if state.blocked_on(this.needs).is_none() {
                 state.take(this.needs);
@@ -372,6 +416,9 @@ impl<'a> Future for Acquire<'a> {
                     arbiter: this.arbiter,
                     needs: this.needs,
                 }));
+            }
+            if let Some(full) = state.queue_full(this.needs) {
+                return Poll::Ready(Err(AcquireError::QueueFull(full)));
             }
             let needs = Arc::clone(this.needs);
             state.block(&needs);
@@ -407,7 +454,7 @@ impl<'a> Future for Acquire<'a> {
             Status::Withdrawn => {
                 state.waiters.remove(key);
                 this.slot = None;
-                Poll::Ready(Err(Closed))
+                Poll::Ready(Err(AcquireError::Closed))
             }
         }
     }

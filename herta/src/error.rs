@@ -181,6 +181,13 @@ pub enum ConfigError {
         /// The repeated name.
         resource: String,
     },
+    /// A resource has a queue limit of 0, so every call that has to wait
+    /// would be refused: that is `admission = Reject`.
+    #[error("resource `{resource}` has a queue limit of 0; give it at least 1, or use `admission = Reject` for calls that never queue")]
+    ZeroQueueLimit {
+        /// The resource's name.
+        resource: String,
+    },
 }
 
 /// Why `Operation::bind` refused to bind a contract to a runtime.

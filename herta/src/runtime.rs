@@ -156,6 +156,7 @@ impl Runtime {
                 in_use: b.in_use,
                 waiting: b.waiting,
                 peak_in_use: b.peak_in_use,
+                queue_limit: b.queue_limit,
             })
             .collect();
         inner
@@ -225,7 +226,8 @@ impl RuntimeBuilder {
     /// # Errors
     ///
     /// [`ConfigError`] when no resource was declared, a name is empty or
-    /// repeated, or a capacity is 0 (the Go reference's construction table).
+    /// repeated, a capacity is 0 (the Go reference's construction table), or
+    /// a queue limit is 0.
     pub fn build(self) -> Result<Runtime, ConfigError> {
         if self.resources.is_empty() {
             return Err(ConfigError::NoResources);
@@ -239,15 +241,22 @@ impl RuntimeBuilder {
                     resource: r.name().to_owned(),
                 });
             }
+            if r.queue_limit() == Some(0) {
+                return Err(ConfigError::ZeroQueueLimit {
+                    resource: r.name().to_owned(),
+                });
+            }
             if self.resources[..i].iter().any(|o| o.name() == r.name()) {
                 return Err(ConfigError::DuplicateResource {
                     resource: r.name().to_owned(),
                 });
             }
         }
+        let mut arbiter = Arbiter::new(self.resources.iter().map(Resource::capacity));
+        arbiter.limit_queues(self.resources.iter().map(Resource::queue_limit));
         Ok(Runtime {
             inner: Arc::new(Inner {
-                arbiter: Arbiter::new(self.resources.iter().map(Resource::capacity)),
+                arbiter,
                 resources: self.resources,
                 gate: Gate::new(),
                 counters: Counters::default(),

@@ -76,6 +76,9 @@ impl fmt::Display for Stats {
                 "\n{}: {} of {} in use, {} waiting, peak {}",
                 r.name, r.in_use, r.capacity, r.waiting, r.peak_in_use
             )?;
+            if let Some(limit) = r.queue_limit {
+                write!(f, ", queue limit {limit}")?;
+            }
         }
         Ok(())
     }
@@ -102,6 +105,10 @@ pub struct ResourceStats {
     pub waiting: u32,
     /// The most units ever held at once.
     pub peak_in_use: u32,
+    /// The most calls that may queue for it (`Resource::with_queue_limit`,
+    /// `resources!`'s `queue = n`); `None`: unbounded. `waiting` never
+    /// exceeds it.
+    pub queue_limit: Option<u32>,
 }
 
 /// The runtime's event counters: one relaxed atomic per [`Stats`] counter.

@@ -68,7 +68,10 @@ fn close_withdraws_waiters_and_refuses_new_ones() {
     let mut w = arb.acquire(&one);
     assert!(poll(&mut w).is_pending());
     arb.close();
-    assert!(matches!(poll(&mut w), Poll::Ready(Err(Closed))));
+    assert!(matches!(
+        poll(&mut w),
+        Poll::Ready(Err(AcquireError::Closed))
+    ));
     assert_eq!(arb.try_acquire(&one).err(), Some(TryAcquireError::Closed));
     drop(held);
     assert_eq!(arb.snapshot()[0].in_use, 0);

@@ -6,7 +6,8 @@
 //! naming the first budget without room, and `Wait` queues, holding nothing
 //! until it is granted everything, and reports how long it waited.
 //!
-//! A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
+//! A `Wait` call that would exceed a budget's queue limit is refused at
+//! once, naming that budget. A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
 //! deadline); when they run out it is refused, naming the first budget
 //! still short.
 //!
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 use super::ended::Refusal;
 use super::waiting::{self, Limits};
-use crate::arbiter::{Need, Permit, TryAcquireError};
+use crate::arbiter::{AcquireError, Need, Permit, TryAcquireError};
 use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::outcome::Admission;
@@ -62,7 +63,10 @@ pub(crate) async fn contended<'a>(
             events.emit(Event::Waited(Wait::Budgets, waited));
             Ok(permit)
         }
-        (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Budgets)),
+        (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(Stage::Budgets)),
+        (Some(Err(AcquireError::QueueFull(full))), _) => Err(Refusal::Throttled(Busy::Resource {
+            resource: rt.resources[full].name(),
+        })),
         (None, _) => Err(limits.expired(|| Busy::Resource {
             resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
         })),
