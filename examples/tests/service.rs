@@ -370,9 +370,9 @@ async fn shutdown_under_load_drains_running_requests_and_answers_new_ones_with_5
         );
         let stats = server.rt.stats();
         assert_eq!(
-            (stats.started, stats.rejected),
-            (5, 7),
-            "5 ran; 4 queued + 3 new refused"
+            (stats.started, stats.stopped_waiting, stats.refused_stopping),
+            (5, 4, 3),
+            "5 ran; 4 queued were withdrawn; 3 new were refused"
         );
         assert_eq!(stats.admitted, stats.finished);
         assert_eq!(stats.in_flight, 0);

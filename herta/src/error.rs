@@ -225,4 +225,11 @@ pub enum BindError {
         /// The key type the scope was first bound with.
         existing: &'static str,
     },
+    /// The runtime is closed (`close` or `shutdown` was called): every call
+    /// would return `Error::Stopping`, so binding is refused up front.
+    #[error("operation `{operation}` cannot be bound: the runtime is closed (shut down)")]
+    RuntimeClosed {
+        /// The operation's name.
+        operation: &'static str,
+    },
 }

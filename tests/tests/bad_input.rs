@@ -424,7 +424,11 @@ async fn anything_after_shutdown_is_stopping_not_a_panic() {
     rt.shutdown().await;
     rt.close();
     let s = rt.stats();
-    assert_eq!((s.admitted, s.rejected, s.in_flight), (0, 4, 0), "{s}");
+    assert_eq!(
+        (s.admitted, s.refused_stopping, s.in_flight),
+        (0, 4, 0),
+        "{s}"
+    );
     assert!(common::all_free(&rt));
 }
 

@@ -77,23 +77,32 @@ pub(crate) fn result<T, E>(
 ) -> Result<T, Error<E>> {
     let operation = contract.operation();
     let error = match end {
-        Ok(value) => return Ok(value),
+        Ok(value) => {
+            events.emit(Event::Succeeded);
+            return Ok(value);
+        }
         Err(End::Failed {
             outcome,
             attempts,
             source,
-        }) => Error::Failed {
-            operation,
-            outcome,
-            attempts,
-            source,
-        },
-        Err(End::TimedOut { outcome, attempts }) => Error::TimedOut {
-            operation,
-            timeout: contract.timeout().unwrap_or_default(),
-            attempts,
-            outcome,
-        },
+        }) => {
+            events.emit(Event::Failed);
+            Error::Failed {
+                operation,
+                outcome,
+                attempts,
+                source,
+            }
+        }
+        Err(End::TimedOut { outcome, attempts }) => {
+            events.emit(Event::Failed);
+            Error::TimedOut {
+                operation,
+                timeout: contract.timeout().unwrap_or_default(),
+                attempts,
+                outcome,
+            }
+        }
         Err(End::Panicked(panic)) => std::panic::resume_unwind(panic),
         Err(End::Refused(Refusal::Stopping(stage))) => {
             events.emit(Event::Stopping(stage));

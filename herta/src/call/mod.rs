@@ -129,6 +129,7 @@ impl<K: 'static> Bound<K> {
     where
         K: Clone + Hash + Eq + Send + Sync,
     {
+        bind::open(runtime, contract)?;
         let needs = bind::needs(runtime, contract)?;
         let keys = bind::key_table::<K>(runtime, contract)?;
         Ok(Bound {
