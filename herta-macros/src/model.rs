@@ -38,6 +38,8 @@ pub(crate) enum Key {
     Max,
     /// `serialize_by(param, scope = ...)`.
     Scope,
+    /// `serialize_by(param, show_key = true)`.
+    ShowKey,
 }
 
 impl Key {
@@ -54,6 +56,7 @@ impl Key {
             Key::On => "on",
             Key::Max => "max",
             Key::Scope => "scope",
+            Key::ShowKey => "show_key",
         }
     }
 }
@@ -81,7 +84,7 @@ impl Within {
                 Key::Wrapper,
             ],
             Within::Retry => &[Key::On, Key::Max],
-            Within::SerializeBy => &[Key::Scope],
+            Within::SerializeBy => &[Key::Scope, Key::ShowKey],
         }
     }
 
@@ -251,10 +254,13 @@ pub(crate) enum TimeoutError {
     TooLong,
 }
 
-/// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue")`.
+/// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue",
+/// show_key = true)`.
 pub(crate) struct SerializeBy {
     pub param: Ident,
     pub scope: Option<LitStr>,
+    /// `show_key = true`: errors and traces may show the key's value.
+    pub show_key: Option<syn::LitBool>,
 }
 
 impl Attr {

@@ -737,8 +737,11 @@ fn check_calls(
                             .resources()
                             .iter()
                             .any(|r| r.resource() == *resource),
-                        Busy::Key { key } => {
-                            contract.serialize_by().is_some() && *key == format!("{:?}", spec.key)
+                        Busy::Key { parameter, value } => {
+                            contract
+                                .serialize_by()
+                                .is_some_and(|k| k.parameter() == *parameter)
+                                && value.is_none()
                         }
                         _ => false,
                     };

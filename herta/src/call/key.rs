@@ -3,7 +3,8 @@
 //! key holds no budget.
 //!
 //! `Reject` tries once: a held (or queued-for) key refuses the call as
-//! throttled, naming the key. `Wait` queues behind the holder in arrival
+//! throttled, naming the key's parameter (and its value only with
+//! `show_key = true`). `Wait` queues behind the holder in arrival
 //! order and reports how long it waited.
 //!
 //! Cancel safety: dropping the wait withdraws the waiter at once (a key
@@ -12,6 +13,7 @@
 
 use super::ended::Refusal;
 use super::table_key::TableKey;
+use crate::contract::Contract;
 use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::keys::{KeyGuard, KeyTable, TryKeyError};
@@ -23,12 +25,14 @@ use crate::trace::{self, Stage, Wait};
 pub(crate) fn try_acquire<'a, K: 'static>(
     table: &'a KeyTable<TableKey<K>>,
     key: TableKey<K>,
-    describe_key: fn(&K) -> String,
+    contract: &'static Contract,
+    describe_key: Option<fn(&K) -> String>,
 ) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
     match table.try_acquire(key) {
         Ok(guard) => Ok(guard),
         Err(TryKeyError::Busy(busy)) => Err(Refusal::Throttled(Busy::Key {
-            key: describe_key(&busy.key),
+            parameter: contract.serialize_by().map_or("", |k| k.parameter()),
+            value: describe_key.map(|describe| describe(&busy.key)),
         })),
         Err(TryKeyError::Closed) => Err(Refusal::Stopping(Stage::Key)),
     }
