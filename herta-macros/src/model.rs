@@ -39,7 +39,7 @@ pub(crate) enum Key {
     /// `serialize_by(param, scope = ...)`.
     Scope,
     /// `serialize_by(param, show_key = true)`.
-    ShowKey,
+    Show,
 }
 
 impl Key {
@@ -56,7 +56,7 @@ impl Key {
             Key::On => "on",
             Key::Max => "max",
             Key::Scope => "scope",
-            Key::ShowKey => "show_key",
+            Key::Show => "show_key",
         }
     }
 }
@@ -84,7 +84,7 @@ impl Within {
                 Key::Wrapper,
             ],
             Within::Retry => &[Key::On, Key::Max],
-            Within::SerializeBy => &[Key::Scope, Key::ShowKey],
+            Within::SerializeBy => &[Key::Scope, Key::Show],
         }
     }
 

@@ -331,7 +331,7 @@ pub(super) fn serialize_by(
                     )),
                     _ => {
                         match items::key(&meta, Within::SerializeBy, &mut seen, keys) {
-                            Some((Key::ShowKey, _)) => {
+                            Some((Key::Show, _)) => {
                                 show_key = errors.handle(boolean(&meta, "show_key"));
                             }
                             Some(_) => {
