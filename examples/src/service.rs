@@ -10,11 +10,13 @@
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
 //!
-//! How a [`herta::Error`] becomes an HTTP response ([`error_response`]):
+//! How a [`herta::Error`] becomes an HTTP response ([`error_response`]).
+//! Bodies are the service's own short texts (herta's messages go to the
+//! log), except a handler's own `Permanent` error, which speaks to the client:
 //!
 //! | herta says | status | headers, body |
 //! |---|---|---|
-//! | `Error::Throttled` (a `Reject` call found no room) | 429 Too Many Requests | `Retry-After: 1`; what was busy |
+//! | `Error::Throttled` (a `Reject` call found no room) | 429 Too Many Requests | `Retry-After: 1` |
 //! | `Error::Stopping` (the runtime is shutting down) | 503 Service Unavailable | `Connection: close` |
 //! | outcome `Uncertain` (a failed or timed-out `NonIdempotent` call) | 502 Bad Gateway | the body says the outcome is **unknown**: it may or may not have taken effect, check before retrying |
 //! | `Error::TimedOut`, outcome `Transient` | 504 Gateway Timeout | — |
@@ -464,55 +466,56 @@ fn respond<T: Into<Body>, E: fmt::Display>(result: Result<T, Error<E>>) -> Respo
 }
 
 /// The HTTP response for a herta error (the table in the module docs).
+///
+/// Bodies are the service's own short texts: herta's error messages (which
+/// name operations, budgets and keys) go to the server's log, not to
+/// clients. Only a handler's own `Permanent` error (a bad request body, say)
+/// is shown, because it speaks to the client.
 pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
     let retry_after = [(header::RETRY_AFTER, HeaderValue::from_static("1"))];
-    let operation = err.operation();
+    tracing::info!(target: "service", error = %describe(err), "request failed");
     match (err, err.outcome()) {
         (Error::Throttled { .. }, _) => (
             StatusCode::TOO_MANY_REQUESTS,
             retry_after,
-            format!("busy: {err}; retry after 1 s\n"),
+            "busy; retry after 1 s\n",
         )
             .into_response(),
         (Error::Stopping { .. }, _) => (
             StatusCode::SERVICE_UNAVAILABLE,
             [(header::CONNECTION, HeaderValue::from_static("close"))],
-            format!("shutting down: {err}\n"),
+            "shutting down\n",
         )
             .into_response(),
         (_, Outcome::Uncertain) => (
             StatusCode::BAD_GATEWAY,
-            format!(
-                "outcome unknown: `{operation}` may or may not have taken effect ({}); \
-                 check before retrying\n",
-                describe(err)
-            ),
+            "outcome unknown: the request may or may not have taken effect; \
+             check before retrying\n",
         )
             .into_response(),
-        (Error::TimedOut { .. }, _) => {
-            (StatusCode::GATEWAY_TIMEOUT, format!("{err}\n")).into_response()
-        }
+        (Error::TimedOut { .. }, _) => (StatusCode::GATEWAY_TIMEOUT, "timed out\n").into_response(),
         (_, Outcome::Transient) => (
             StatusCode::SERVICE_UNAVAILABLE,
             retry_after,
-            format!("{}; retry after 1 s\n", describe(err)),
+            "temporarily unavailable; retry after 1 s\n",
         )
             .into_response(),
         (_, Outcome::Throttled) => (
             StatusCode::TOO_MANY_REQUESTS,
             retry_after,
-            format!("{}; retry after 1 s\n", describe(err)),
+            "busy downstream; retry after 1 s\n",
         )
             .into_response(),
-        _ => (
-            StatusCode::UNPROCESSABLE_ENTITY,
-            format!("{}\n", describe(err)),
-        )
-            .into_response(),
+        _ => match err.handler_error() {
+            Some(source) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, format!("{source}\n")).into_response()
+            }
+            None => (StatusCode::INTERNAL_SERVER_ERROR, "failed\n").into_response(),
+        },
     }
 }
 
-/// The error, with the handler's own error after it.
+/// The error, with the handler's own error after it (for the server's log).
 fn describe<E: fmt::Display>(err: &Error<E>) -> String {
     match err.handler_error() {
         Some(source) => format!("{err}: {source}"),

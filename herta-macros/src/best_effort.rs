@@ -32,6 +32,8 @@ pub(crate) struct KeyUse {
     /// Index into `Handler::params`.
     pub param: usize,
     pub scope: Option<String>,
+    /// `show_key = true`.
+    pub show_key: bool,
 }
 
 impl Operation {
@@ -139,6 +141,7 @@ impl Operation {
                 .as_ref()
                 .map(|s| s.value())
                 .filter(|s| !s.trim().is_empty()),
+            show_key: by.show_key.as_ref().is_some_and(|b| b.value),
         })
     }
 

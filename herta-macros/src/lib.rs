@@ -57,7 +57,7 @@ use proc_macro::TokenStream;
 /// | `admission` | `Wait` or `Reject` | `Wait` |
 /// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (at least 2); attempts run back to back, with no delay | no retry |
 /// | `timeout` | a whole number and `ms`, `s`, `m` or `h`, from 1 ms to 1 hour | none |
-/// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations | none |
+/// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations; `show_key = true` lets errors and traces show the key's value (by default they name the parameter only) | none |
 /// | `name` | the operation name in errors and stats | the function's name |
 /// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
 ///

@@ -38,6 +38,8 @@ pub(crate) enum Key {
     Max,
     /// `serialize_by(param, scope = ...)`.
     Scope,
+    /// `serialize_by(param, show_key = true)`.
+    Show,
     MaxWait,
     Deadline,
 }
@@ -56,6 +58,7 @@ impl Key {
             Key::On => "on",
             Key::Max => "max",
             Key::Scope => "scope",
+            Key::Show => "show_key",
             Key::MaxWait => "max_wait",
             Key::Deadline => "deadline",
         }
@@ -87,7 +90,7 @@ impl Within {
                 Key::Deadline,
             ],
             Within::Retry => &[Key::On, Key::Max],
-            Within::SerializeBy => &[Key::Scope],
+            Within::SerializeBy => &[Key::Scope, Key::Show],
         }
     }
 
@@ -261,10 +264,13 @@ pub(crate) enum TimeoutError {
     TooLong,
 }
 
-/// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue")`.
+/// `serialize_by = brand` or `serialize_by(brand, scope = "catalogue",
+/// show_key = true)`.
 pub(crate) struct SerializeBy {
     pub param: Ident,
     pub scope: Option<LitStr>,
+    /// `show_key = true`: errors and traces may show the key's value.
+    pub show_key: Option<syn::LitBool>,
 }
 
 impl Attr {

@@ -171,12 +171,29 @@ impl ResourceUse {
 pub struct KeySpec {
     parameter: &'static str,
     scope: Option<&'static str>,
+    show_key: bool,
 }
 
 impl KeySpec {
     #[doc(hidden)]
-    pub const fn __new(parameter: &'static str, scope: Option<&'static str>) -> Self {
-        KeySpec { parameter, scope }
+    pub const fn __new(
+        parameter: &'static str,
+        scope: Option<&'static str>,
+        show_key: bool,
+    ) -> Self {
+        KeySpec {
+            parameter,
+            scope,
+            show_key,
+        }
+    }
+
+    /// Whether errors and traces may show the key's value
+    /// (`serialize_by(email, show_key = true)`). By default they name the
+    /// parameter only: keys are often personal data (an e-mail, a customer
+    /// id), and error messages travel to logs and clients.
+    pub const fn shows_key(&self) -> bool {
+        self.show_key
     }
 
     /// The parameter whose value is the key.

@@ -144,8 +144,12 @@ pub enum Busy {
     },
     /// Another call with the same key was running or queued.
     Key {
-        /// The key, as its `Debug` output (truncated to 64 characters).
-        key: String,
+        /// The `serialize_by` parameter whose value was busy.
+        parameter: &'static str,
+        /// The key's value, as its `Debug` output (truncated to 64
+        /// characters), only when the operation opts in with
+        /// `serialize_by(param, show_key = true)`; else `None`.
+        value: Option<String>,
     },
 }
 
@@ -153,7 +157,14 @@ impl fmt::Display for Busy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Busy::Resource { resource } => write!(f, "resource `{resource}` has no room"),
-            Busy::Key { key } => write!(f, "key {key} is busy"),
+            Busy::Key {
+                parameter,
+                value: None,
+            } => write!(f, "the key `{parameter}` is busy"),
+            Busy::Key {
+                parameter,
+                value: Some(value),
+            } => write!(f, "the key `{parameter}` = {value} is busy"),
         }
     }
 }
@@ -256,5 +267,12 @@ pub enum BindError {
         key_type: &'static str,
         /// The key type the scope was first bound with.
         existing: &'static str,
+    },
+    /// The runtime is closed (`close` or `shutdown` was called): every call
+    /// would return `Error::Stopping`, so binding is refused up front.
+    #[error("operation `{operation}` cannot be bound: the runtime is closed (shut down)")]
+    RuntimeClosed {
+        /// The operation's name.
+        operation: &'static str,
     },
 }

@@ -22,8 +22,9 @@ use crate::trace::{self, Stage, Wait, Waited};
 pub(crate) enum Event<'a> {
     /// The call passed the admission gate.
     Admitted,
-    /// The call was refused at the gate, or withdrawn from a wait, because
-    /// the runtime is stopping (counted `rejected`).
+    /// The call was refused at the gate (counted `refused_stopping`), or
+    /// withdrawn from a wait (counted `stopped_waiting`), because the
+    /// runtime is stopping.
     Stopping(Stage),
     /// A `Reject` call found `busy` busy and ran nothing.
     Throttled(&'a Busy),
@@ -59,9 +60,10 @@ pub(crate) enum Event<'a> {
     },
     /// The caller dropped the call before it completed.
     Cancelled,
-    /// An admitted call ended, however it ended (its key and budgets are
-    /// already released).
-    Finished,
+    /// The call returned the handler's value.
+    Succeeded,
+    /// The call's last attempt failed or ran past its timeout.
+    Failed,
     /// The call's deadline passed while it waited (`attempts` 0) or during
     /// attempt number `attempts` (dropped); the call ends with
     /// `Error::DeadlineExceeded`.
@@ -96,7 +98,10 @@ impl<'a> Events<'a> {
         match event {
             Event::Admitted => Counters::bump(&c.admitted),
             Event::Stopping(stage) => {
-                Counters::bump(&c.rejected);
+                Counters::bump(match stage {
+                    Stage::Admission => &c.refused_stopping,
+                    Stage::Key | Stage::Budgets => &c.stopped_waiting,
+                });
                 trace::stopping(stage);
             }
             Event::Throttled(busy) => {
@@ -124,7 +129,8 @@ impl<'a> Events<'a> {
                 Counters::bump(&c.cancelled);
                 trace::cancelled();
             }
-            Event::Finished => Counters::bump(&c.finished),
+            Event::Succeeded => Counters::bump(&c.succeeded),
+            Event::Failed => Counters::bump(&c.failed),
             Event::DeadlineExceeded { outcome, attempts } => {
                 Counters::bump(&c.deadline_exceeded);
                 trace::deadline_exceeded(self.contract, outcome, attempts);

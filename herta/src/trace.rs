@@ -10,10 +10,10 @@
 //!
 //! | span or event (message) | level | fields |
 //! |---|---|---|
-//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by`: the key's `Debug`, truncated to 64 characters) |
+//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, truncated to 64 characters; without `show_key`, key values are never recorded) |
 //! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
 //! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
-//! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key); also when a `max_wait` runs out (what the call was still waiting for) |
+//! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |
 //! | `attempt failed` | `DEBUG`; `WARN` when the outcome is `Uncertain` | `outcome`, `attempt` (1-based), `max_attempts` |
 //! | `retrying` | `DEBUG` | `attempt` (the one about to run), `max_attempts` |
 //! | `timed out` | `WARN` | `operation`, `timeout_ms` (f64), `outcome` (`Transient` or `Uncertain`), `attempt`, `max_attempts` |
@@ -118,7 +118,7 @@ mod imp {
     pub(crate) fn call_span<K>(
         contract: &Contract,
         key: Option<&K>,
-        describe: fn(&K) -> String,
+        describe: Option<fn(&K) -> String>,
     ) -> CallSpan {
         let span = tracing::span!(
             target: "herta",
@@ -128,7 +128,7 @@ mod imp {
             effect = contract.effect().name(),
             key = tracing::field::Empty,
         );
-        if let Some(key) = key {
+        if let (Some(key), Some(describe)) = (key, describe) {
             if !span.is_disabled() {
                 // Formatted only if the subscriber actually visits the field.
                 span.record("key", tracing::field::display(LazyKey { key, describe }));
@@ -198,8 +198,17 @@ mod imp {
             Busy::Resource { resource } => {
                 tracing::debug!(target: "herta", resource = *resource, "throttled");
             }
-            Busy::Key { key } => {
-                tracing::debug!(target: "herta", key = key.as_str(), "throttled");
+            Busy::Key {
+                parameter,
+                value: None,
+            } => {
+                tracing::debug!(target: "herta", key = *parameter, "throttled");
+            }
+            Busy::Key {
+                parameter,
+                value: Some(value),
+            } => {
+                tracing::debug!(target: "herta", key = *parameter, value = value.as_str(), "throttled");
             }
         }
     }
@@ -317,7 +326,11 @@ mod imp {
     pub(crate) struct Waited;
 
     #[inline(always)]
-    pub(crate) fn call_span<K>(_: &Contract, _: Option<&K>, _: fn(&K) -> String) -> CallSpan {
+    pub(crate) fn call_span<K>(
+        _: &Contract,
+        _: Option<&K>,
+        _: Option<fn(&K) -> String>,
+    ) -> CallSpan {
         CallSpan
     }
 

@@ -403,14 +403,19 @@ async fn keyed_reject(key: String) -> Result<(), Failure<String>> {
 async fn anything_after_shutdown_is_stopping_not_a_panic() {
     let rt = runtime();
     let before = Unkeyed::bind(&rt).unwrap();
+    let unkeyed = before.clone();
+    let keyed_wait = KeyedWait::bind(&rt).unwrap();
+    let keyed_reject = KeyedReject::bind(&rt).unwrap();
     rt.shutdown().await;
-    // Bound before and after shutdown; keyed key spaces created after it.
-    let unkeyed = Unkeyed::bind(&rt).expect("bind after shutdown");
-    let keyed_wait = KeyedWait::bind(&rt).expect("bind after shutdown");
-    let keyed_reject = KeyedReject::bind(&rt).expect("bind after shutdown");
+    // Binding after shutdown is refused: every call would be.
+    assert!(matches!(
+        Unkeyed::bind(&rt),
+        Err(herta::BindError::RuntimeClosed { .. })
+    ));
+    assert!(KeyedWait::bind(&rt).is_err());
     for (what, result) in [
         ("bound before", before.call().await.err()),
-        ("unkeyed", unkeyed.call().await.err()),
+        ("a clone", unkeyed.call().await.err()),
         ("keyed, Wait", keyed_wait.call("k".into()).await.err()),
         ("keyed, Reject", keyed_reject.call("k".into()).await.err()),
     ] {
@@ -424,7 +429,11 @@ async fn anything_after_shutdown_is_stopping_not_a_panic() {
     rt.shutdown().await;
     rt.close();
     let s = rt.stats();
-    assert_eq!((s.admitted, s.rejected, s.in_flight), (0, 4, 0), "{s}");
+    assert_eq!(
+        (s.admitted, s.refused_stopping, s.in_flight),
+        (0, 4, 0),
+        "{s}"
+    );
     assert!(common::all_free(&rt));
 }
 
@@ -432,8 +441,8 @@ async fn anything_after_shutdown_is_stopping_not_a_panic() {
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct Opaque(u32);
 
-#[herta::operation(effect = NonIdempotent, resources("worker" = 1), serialize_by = key,
-                   admission = Reject)]
+#[herta::operation(effect = NonIdempotent, resources("worker" = 1),
+                   serialize_by(key, show_key = true), admission = Reject)]
 async fn hold_text(
     key: String,
     gate: std::sync::Arc<tokio::sync::Notify>,
@@ -443,8 +452,8 @@ async fn hold_text(
     Ok(())
 }
 
-#[herta::operation(effect = NonIdempotent, resources("worker" = 1), serialize_by = key,
-                   admission = Reject)]
+#[herta::operation(effect = NonIdempotent, resources("worker" = 1),
+                   serialize_by(key, show_key = true), admission = Reject)]
 async fn hold_opaque(
     key: Opaque,
     gate: std::sync::Arc<tokio::sync::Notify>,
@@ -474,7 +483,9 @@ async fn busy_keys_are_described_whatever_their_debug() {
         common::until(|| rt.stats().keys == 1).await;
         let err = text.call(key.clone(), gate.clone()).await.unwrap_err();
         let Error::Throttled {
-            busy: Busy::Key { key: shown },
+            busy: Busy::Key {
+                value: Some(shown), ..
+            },
             ..
         } = &err
         else {
@@ -492,7 +503,7 @@ async fn busy_keys_are_described_whatever_their_debug() {
     common::until(|| rt.stats().keys == 1).await;
     let err = opaque.call(Opaque(1), gate.clone()).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Throttled { busy: Busy::Key { key }, .. } if key.contains("Opaque")),
+        matches!(&err, Error::Throttled { busy: Busy::Key { value: Some(key), .. }, .. } if key.contains("Opaque")),
         "{err:?}"
     );
     gate.notify_one();

@@ -106,7 +106,8 @@ async fn max_wait_expires_while_waiting_for_the_key() {
         &err,
         "bounded",
         &Busy::Key {
-            key: "\"acme\"".into(),
+            parameter: "_brand",
+            value: None,
         },
     );
     assert_eq!(probe.attempts(), 0, "nothing ran");

@@ -132,3 +132,51 @@ fn a_shared_scope_needs_one_key_type() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn bind_after_shutdown_is_refused_with_a_clear_error() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("unrelated", 1))
+        .build()
+        .unwrap();
+    let before = Elsewhere::bind(&rt);
+    assert!(before.is_ok(), "an open runtime binds");
+    rt.shutdown().await;
+    let err = Elsewhere::bind(&rt).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BindError::RuntimeClosed {
+                operation: "elsewhere"
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "operation `elsewhere` cannot be bound: the runtime is closed (shut down)"
+    );
+    // A clone of the runtime handle is the same runtime: closed too.
+    assert!(Elsewhere::bind(&rt.clone()).is_err());
+}
+
+#[herta::operation(effect = Pure, resources("worker" = 1), timeout = "1s")]
+async fn timed() -> Result<(), Failure<String>> {
+    Ok(())
+}
+
+#[test]
+fn a_timeout_outside_a_tokio_runtime_panics_saying_what_to_do() {
+    let rt = runtime();
+    let op = Timed::bind(&rt).unwrap();
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        futures_util::FutureExt::now_or_never(op.call())
+    }))
+    .unwrap_err();
+    let message = panic.downcast_ref::<String>().expect("a formatted message");
+    assert!(
+        message.contains("operation `timed` has a `timeout`")
+            && message.contains("inside a tokio runtime with timers enabled"),
+        "{message}"
+    );
+}

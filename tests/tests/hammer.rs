@@ -473,7 +473,11 @@ async fn iteration(i: u64, seed: u64) -> Seen {
     assert!(s.started <= s.admitted, "started <= admitted; {ctx}");
     assert_eq!(s.in_flight, 0, "{ctx}");
     assert!(all_free(&rt), "every budget free, no key left; {ctx}");
-    assert_eq!(s.rejected, seen.stopping, "rejected = Stopping seen; {ctx}");
+    assert_eq!(
+        s.refused_stopping + s.stopped_waiting,
+        seen.stopping,
+        "refused_stopping + stopped_waiting = Stopping seen; {ctx}"
+    );
     assert_eq!(s.throttled, seen.throttled, "throttled; {ctx}");
     assert_eq!(s.panicked, seen.panicked, "panicked; {ctx}");
     assert_eq!(

@@ -107,13 +107,19 @@ async fn reject_does_not_wait_for_a_busy_key() {
     let err = within(op.call("acme".into(), probe.clone()))
         .await
         .unwrap_err();
-    match err {
+    match &err {
         Error::Throttled {
-            busy: Busy::Key { key },
+            busy: Busy::Key { parameter, value },
             ..
-        } => assert_eq!(key, "\"acme\""),
+        } => assert_eq!((*parameter, value.as_deref()), ("_brand", None)),
         other => panic!("expected a busy key, got {other:?}"),
     }
+    let message = err.to_string();
+    assert!(
+        !message.contains("acme"),
+        "no key value by default: {message}"
+    );
+    assert!(message.contains("the key `_brand` is busy"), "{message}");
     probe.open(1);
     within(holder).await.unwrap().unwrap();
     assert!(all_free(&rt));

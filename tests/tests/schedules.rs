@@ -737,8 +737,11 @@ fn check_calls(
                             .resources()
                             .iter()
                             .any(|r| r.resource() == *resource),
-                        Busy::Key { key } => {
-                            contract.serialize_by().is_some() && *key == format!("{:?}", spec.key)
+                        Busy::Key { parameter, value } => {
+                            contract
+                                .serialize_by()
+                                .is_some_and(|k| k.parameter() == *parameter)
+                                && value.is_none()
                         }
                         _ => false,
                     };
@@ -805,7 +808,11 @@ fn check_stats(
     expect("cancelled", s.cancelled, cancelled);
     expect("panicked", s.panicked, panicked);
     expect("throttled", s.throttled, throttled);
-    expect("rejected", s.rejected, stopping);
+    expect(
+        "refused_stopping + stopped_waiting",
+        s.refused_stopping + s.stopped_waiting,
+        stopping,
+    );
     // Every call was admitted or refused at the gate; a refused call ends
     // `Stopping` (as does a waiter withdrawn by shutdown, which was admitted).
     let calls = program.calls.len() as u64;

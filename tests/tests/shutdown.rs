@@ -62,7 +62,8 @@ async fn shutdown_refuses_new_calls_wakes_waiters_and_drains_running_ones() {
     let stats = rt.stats();
     assert_eq!(stats.admitted, 3);
     assert_eq!(stats.finished, 3);
-    assert_eq!(stats.rejected, 3, "two withdrawn, one refused at the gate");
+    assert_eq!(stats.stopped_waiting, 2, "two withdrawn");
+    assert_eq!(stats.refused_stopping, 1, "one refused at the gate");
     assert_eq!(stats.started, 1);
     assert!(all_free(&rt));
 }
@@ -163,7 +164,7 @@ async fn calls_racing_shutdown_keep_admitted_equal_to_finished() {
         assert!(s.started <= s.admitted);
         assert_eq!(s.started, ok);
         assert_eq!(ok + stopping, 64, "every call resolved");
-        assert_eq!(s.rejected, stopping);
+        assert_eq!(s.refused_stopping + s.stopped_waiting, stopping);
         assert!(all_free(&rt), "round {round}: {s:?}");
     }
 }

@@ -52,7 +52,13 @@ async fn stats_count_each_way_a_call_can_end() {
     assert_eq!(s.retried, 1);
     assert_eq!(s.throttled, 1);
     assert_eq!(s.cancelled, 1);
-    assert_eq!(s.rejected, 1);
+    assert_eq!(s.refused_stopping, 1);
+    assert_eq!(s.stopped_waiting, 0);
+    assert_eq!((s.succeeded, s.failed), (1, 1));
+    assert_eq!(
+        s.finished,
+        s.succeeded + s.failed + s.throttled + s.stopped_waiting + s.cancelled + s.panicked
+    );
     assert_eq!(s.panicked, 0);
     assert_eq!(s.timed_out, 0);
     assert_eq!(s.in_flight, 0);

@@ -197,7 +197,8 @@ fn gate() -> Gate {
     Arc::new(Semaphore::new(0))
 }
 
-#[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = key)]
+#[herta::operation(effect = Idempotent, resources("slots" = 1),
+                   serialize_by(key, show_key = true))]
 async fn hold(key: u32, gate: Gate) -> Result<(), Failure<String>> {
     let _ = key;
     gate.acquire().await.unwrap().forget();
@@ -210,9 +211,16 @@ async fn unkeyed(gate: Gate) -> Result<(), Failure<String>> {
     Ok(())
 }
 
-#[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = brand)]
+#[herta::operation(effect = Idempotent, resources("slots" = 1),
+                   serialize_by(brand, show_key = true))]
 async fn replace(brand: String) -> Result<usize, Failure<String>> {
     Ok(brand.len())
+}
+
+/// Keyed by personal data, without `show_key`: no value in any trace.
+#[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = email)]
+async fn notify(email: String) -> Result<usize, Failure<String>> {
+    Ok(email.len())
 }
 
 #[herta::operation(effect = NonIdempotent, resources("slots" = 1), admission = Reject)]
@@ -270,7 +278,8 @@ impl fmt::Debug for CountedKey {
     }
 }
 
-#[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = key)]
+#[herta::operation(effect = Idempotent, resources("slots" = 1),
+                   serialize_by(key, show_key = true))]
 async fn counted(key: CountedKey) -> Result<(), Failure<String>> {
     let _ = key;
     Ok(())
@@ -308,9 +317,14 @@ fn every_call_runs_in_a_span_naming_operation_effect_and_key() {
         let long = "x".repeat(100);
         Replace::bind(&rt).unwrap().call(long).await.unwrap();
         Charge::bind(&rt).unwrap().call(42).await.unwrap();
+        Notify::bind(&rt)
+            .unwrap()
+            .call("jane.doe@example.com".to_owned())
+            .await
+            .unwrap();
     });
     let spans = capture.spans();
-    assert_eq!(spans.len(), 3, "{spans:#?}");
+    assert_eq!(spans.len(), 4, "{spans:#?}");
     assert!(spans
         .iter()
         .all(|s| s.name == "herta.operation" && s.level == Level::DEBUG));
@@ -323,6 +337,12 @@ fn every_call_runs_in_a_span_naming_operation_effect_and_key() {
     assert_eq!(spans[2].fields.get("operation"), Some("charge"));
     assert_eq!(spans[2].fields.get("effect"), Some("NonIdempotent"));
     assert_eq!(spans[2].fields.get("key"), None, "no serialize_by, no key");
+    assert_eq!(spans[3].fields.get("operation"), Some("notify"));
+    assert_eq!(
+        spans[3].fields.get("key"),
+        None,
+        "no show_key, no key value"
+    );
     assert!(
         capture.events().is_empty(),
         "an uncontended successful call emits no event: {:#?}",
@@ -410,7 +430,9 @@ fn throttled_calls_name_the_busy_resource_or_key() {
     assert!(events.iter().all(|e| e.level == Level::DEBUG));
     assert_eq!(events[0].fields.get("resource"), Some("slots"));
     in_span(&events[0], "charge");
-    assert_eq!(events[1].fields.get("key"), Some("7"));
+    // No `show_key`: the event names the parameter, never the value.
+    assert_eq!(events[1].fields.get("key"), Some("customer"));
+    assert_eq!(events[1].fields.get("value"), None);
     in_span(&events[1], "charge_customer");
 }
 

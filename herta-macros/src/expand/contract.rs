@@ -52,7 +52,10 @@ impl Wrapper<'_> {
                     Some(scope) => quote!(::core::option::Option::Some(#scope)),
                     None => none.clone(),
                 };
-                quote!(::core::option::Option::Some(::herta::KeySpec::__new(#param, #scope)))
+                let show_key = key.show_key;
+                quote!(::core::option::Option::Some(::herta::KeySpec::__new(
+                    #param, #scope, #show_key
+                )))
             }
             None => none,
         };
@@ -131,8 +134,13 @@ impl Wrapper<'_> {
                 Some(scope) => format!(", in the key space `{scope}` shared with other operations"),
                 None => String::new(),
             };
+            let shown = if key.show_key {
+                "; errors and traces show its value"
+            } else {
+                "; errors and traces name the parameter, never its value"
+            };
             lines.push(format!(
-                "- **serialized by**: `{}` (calls with the same value run one at a time{scope})",
+                "- **serialized by**: `{}` (calls with the same value run one at a time{scope}{shown})",
                 self.key_name()
             ));
         }

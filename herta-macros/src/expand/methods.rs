@@ -46,8 +46,8 @@ impl Wrapper<'_> {
             ///
             /// A `herta::BindError` if a resource the contract names is not
             /// declared by `runtime`, has less capacity than the units one call
-            /// holds, or if a shared `serialize_by` scope is already keyed by
-            /// another type.
+            /// holds, if a shared `serialize_by` scope is already keyed by
+            /// another type, or if `runtime` is closed (`close`/`shutdown`).
             pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
                 <#serialize_by as ::herta::__private::KeyBound<#key_ty>>::bind(
                     runtime,

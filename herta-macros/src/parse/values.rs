@@ -149,6 +149,20 @@ pub(super) fn string(meta: &Meta, key: &str, example: &str) -> syn::Result<LitSt
     }
 }
 
+/// `show_key = true`: a `bool` literal.
+fn boolean(meta: &Meta, key: &str) -> syn::Result<syn::LitBool> {
+    match value_of(meta, key, "true")? {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.clone()),
+        other => Err(error(
+            other.span(),
+            format_args!("`{key}` takes `true` or `false`"),
+            format_args!("write `{key} = true`"),
+        )),
+    }
+}
+
 /// `timeout = "2s"`; the duration is checked by rule 10.
 pub(super) fn timeout(meta: &Meta) -> syn::Result<Timeout> {
     match value_of(meta, "timeout", "\"2s\"")? {
@@ -300,6 +314,7 @@ pub(super) fn serialize_by(
             let items = items::list(list.tokens.clone(), errors, HELP)?;
             let mut param: Option<Ident> = None;
             let mut scope = None;
+            let mut show_key = None;
             let mut seen = Vec::new();
             for item in items {
                 let Some(meta) = items::meta(item, Within::SerializeBy, "brand", errors) else {
@@ -315,8 +330,14 @@ pub(super) fn serialize_by(
                         "keep one parameter; to key by several values, pass them as one tuple or struct parameter",
                     )),
                     _ => {
-                        if items::key(&meta, Within::SerializeBy, &mut seen, keys).is_some() {
-                            scope = errors.handle(string(&meta, "scope", "\"catalogue\""));
+                        match items::key(&meta, Within::SerializeBy, &mut seen, keys) {
+                            Some((Key::Show, _)) => {
+                                show_key = errors.handle(boolean(&meta, "show_key"));
+                            }
+                            Some(_) => {
+                                scope = errors.handle(string(&meta, "scope", "\"catalogue\""));
+                            }
+                            None => {}
                         }
                     }
                 }
@@ -331,6 +352,7 @@ pub(super) fn serialize_by(
             Some(SerializeBy {
                 param: param?,
                 scope,
+                show_key,
             })
         }
     }
@@ -342,6 +364,7 @@ fn serialize_by_value(value: &Expr, help: &str) -> syn::Result<SerializeBy> {
         Expr::Path(p) if p.path.get_ident().is_some() && p.qself.is_none() => Ok(SerializeBy {
             param: p.path.get_ident().cloned().expect("checked"),
             scope: None,
+            show_key: None,
         }),
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..

@@ -2,9 +2,9 @@
 //! because the runtime is stopping.
 //!
 //! An admitted call is an [`Admitted`] guard, and [`Admitted::finish`] is the
-//! one place a call is marked complete. The guard's drop counts the call
-//! finished and out of the gate (waking a drain), on every path; a drop
-//! before `finish` is a cancellation.
+//! one place a call is marked complete (and counted by how it ended). The
+//! guard's drop counts the call out of the gate (waking a drain), on every
+//! path; a drop before `finish` is a cancellation.
 //!
 //! Cancel safety: admission never waits. Dropping the call future at any
 //! later point drops the guard after the later stages have released their
@@ -53,11 +53,9 @@ impl<K> Admitted<'_, K> {
 impl<K> Drop for Admitted<'_, K> {
     #[inline]
     fn drop(&mut self) {
-        let events = self.bound.events();
         if !self.completed {
-            events.emit(Event::Cancelled);
+            self.bound.events().emit(Event::Cancelled);
         }
-        events.emit(Event::Finished);
         self.bound.runtime.inner.gate.exit();
     }
 }

@@ -79,10 +79,33 @@ pub(crate) fn context(
         attempt,
         max_attempts: max_attempts(contract),
         deadline: super::waiting::earliest(
-            contract.timeout().map(|t| Instant::now() + t),
+            contract.timeout().map(|t| {
+                assert_tokio_runtime(contract);
+                Instant::now() + t
+            }),
             deadline,
         ),
     }
+}
+
+/// Panics with what to do when a call with a `timeout` is awaited outside a
+/// tokio runtime (the attempt's timer needs one), instead of tokio's panic
+/// from inside herta.
+#[inline]
+fn assert_tokio_runtime(contract: &Contract) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        no_tokio_runtime(contract.operation())
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn no_tokio_runtime(operation: &str) -> ! {
+    panic!(
+        "herta: operation `{operation}` has a `timeout`, so its calls must be awaited inside a \
+         tokio runtime with timers enabled (`#[tokio::main]`, or a runtime built with \
+         `enable_time()`/`enable_all()`); this call was awaited outside any tokio runtime"
+    )
 }
 
 /// How attempt number `attempt` ended (`None`: it timed out, or with

@@ -13,6 +13,20 @@ use crate::keys::KeyTable;
 use crate::resource::Resource;
 use crate::runtime::Runtime;
 
+/// Refuses to bind to a closed runtime: every call would be refused.
+///
+/// # Errors
+///
+/// [`BindError::RuntimeClosed`] once `close` or `shutdown` was called.
+pub(super) fn open(runtime: &Runtime, contract: &Contract) -> Result<(), BindError> {
+    if runtime.is_closed() {
+        return Err(BindError::RuntimeClosed {
+            operation: contract.operation(),
+        });
+    }
+    Ok(())
+}
+
 /// The arbiter needs of `contract` on `runtime`, sorted by budget index.
 ///
 /// # Errors

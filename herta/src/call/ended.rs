@@ -86,7 +86,10 @@ pub(crate) fn result<T, E>(
     contract: &'static Contract,
 ) -> Result<T, Error<E>> {
     match end {
-        Ok(value) => Ok(value),
+        Ok(value) => {
+            events.emit(Event::Succeeded);
+            Ok(value)
+        }
         Err(end) => Err(error(end, events, contract)),
     }
 }
@@ -100,18 +103,24 @@ fn error<E>(end: End<E>, events: Events<'_>, contract: &'static Contract) -> Err
             outcome,
             attempts,
             source,
-        } => Error::Failed {
-            operation,
-            outcome,
-            attempts,
-            source,
-        },
-        End::TimedOut { outcome, attempts } => Error::TimedOut {
-            operation,
-            timeout: contract.timeout().unwrap_or_default(),
-            attempts,
-            outcome,
-        },
+        } => {
+            events.emit(Event::Failed);
+            Error::Failed {
+                operation,
+                outcome,
+                attempts,
+                source,
+            }
+        }
+        End::TimedOut { outcome, attempts } => {
+            events.emit(Event::Failed);
+            Error::TimedOut {
+                operation,
+                timeout: contract.timeout().unwrap_or_default(),
+                attempts,
+                outcome,
+            }
+        }
         End::Panicked(panic) => std::panic::resume_unwind(panic),
         End::Refused(Refusal::Stopping(stage)) => {
             events.emit(Event::Stopping(stage));

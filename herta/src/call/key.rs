@@ -3,7 +3,8 @@
 //! key holds no budget.
 //!
 //! `Reject` tries once: a held (or queued-for) key refuses the call as
-//! throttled, naming the key. `Wait` queues behind the holder in arrival
+//! throttled, naming the key's parameter (and its value only with
+//! `show_key = true`). `Wait` queues behind the holder in arrival
 //! order and reports how long it waited.
 //!
 //! A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
@@ -16,6 +17,7 @@
 use super::ended::Refusal;
 use super::table_key::TableKey;
 use super::waiting::{self, Limits};
+use crate::contract::Contract;
 use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::keys::{KeyGuard, KeyTable, TryKeyError};
@@ -27,12 +29,14 @@ use crate::trace::{self, Stage, Wait};
 pub(crate) fn try_acquire<'a, K: 'static>(
     table: &'a KeyTable<TableKey<K>>,
     key: TableKey<K>,
-    describe_key: fn(&K) -> String,
+    contract: &'static Contract,
+    describe_key: Option<fn(&K) -> String>,
 ) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
     match table.try_acquire(key) {
         Ok(guard) => Ok(guard),
         Err(TryKeyError::Busy(busy)) => Err(Refusal::Throttled(Busy::Key {
-            key: describe_key(&busy.key),
+            parameter: contract.serialize_by().map_or("", |k| k.parameter()),
+            value: describe_key.map(|describe| describe(&busy.key)),
         })),
         Err(TryKeyError::Closed) => Err(Refusal::Stopping(Stage::Key)),
     }
@@ -46,7 +50,8 @@ pub(crate) async fn wait<'a, K: 'static>(
     key: TableKey<K>,
     events: Events<'_>,
     limits: &Limits,
-    describe_key: fn(&K) -> String,
+    contract: &'static Contract,
+    describe_key: Option<fn(&K) -> String>,
 ) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
     let Some(until) = limits.wait_until() else {
         return match trace::timed(table.acquire(key)).await {
@@ -58,19 +63,22 @@ pub(crate) async fn wait<'a, K: 'static>(
         };
     };
     // Bounded: try first, so that only a call that waits describes its key
-    // (for the refusal, should the limit run out).
+    // (with `show_key`, for the refusal should the limit run out).
     let key = match table.try_acquire(key) {
         Ok(guard) => return Ok(guard),
         Err(TryKeyError::Busy(key)) => key,
         Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
     };
-    let described = describe_key(&key.key);
+    let value = describe_key.map(|describe| describe(&key.key));
     match trace::timed(waiting::bounded(Some(until), table.acquire(key))).await {
         (Some(Ok(guard)), waited) => {
             events.emit(Event::Waited(Wait::Key, waited));
             Ok(guard)
         }
         (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Key)),
-        (None, _) => Err(limits.expired(|| Busy::Key { key: described })),
+        (None, _) => Err(limits.expired(|| Busy::Key {
+            parameter: contract.serialize_by().map_or("", |k| k.parameter()),
+            value,
+        })),
     }
 }

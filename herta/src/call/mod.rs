@@ -56,7 +56,7 @@ use futures_util::FutureExt;
 use crate::__private::HandlerOutput;
 use crate::arbiter::Need;
 use crate::context::Context;
-use crate::contract::Contract;
+use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
 use crate::events::{Event, Events};
 use crate::keys::KeyTable;
@@ -90,8 +90,9 @@ struct BoundInner<K: 'static> {
     keys: Option<Arc<KeyTable<TableKey<K>>>>,
     /// `K`'s hashing, equality and cloning.
     key_ops: &'static KeyOps<K>,
-    /// `K`'s description, for a throttled call and the span.
-    describe_key: fn(&K) -> String,
+    /// `K`'s description, for a throttled call and the span; only with
+    /// `serialize_by(param, show_key = true)`.
+    describe_key: Option<fn(&K) -> String>,
     /// Whether the contract declares `max_wait` or `deadline`.
     limited: bool,
 }
@@ -134,6 +135,7 @@ impl<K: 'static> Bound<K> {
     where
         K: Clone + Hash + Eq + Send + Sync,
     {
+        bind::open(runtime, contract)?;
         let needs = bind::needs(runtime, contract)?;
         let keys = bind::key_table::<K>(runtime, contract)?;
         Ok(Bound {
@@ -143,7 +145,10 @@ impl<K: 'static> Bound<K> {
                 needs,
                 keys,
                 key_ops: KeyOps::<K>::OPS,
-                describe_key,
+                describe_key: contract
+                    .serialize_by()
+                    .filter(KeySpec::shows_key)
+                    .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
             }),
         })
@@ -240,11 +245,18 @@ impl<K: 'static> Bound<K> {
                     };
                     Some(match admission {
                         Admission::Reject => {
-                            stage!(key::try_acquire(table, key, inner.describe_key))
+                            stage!(key::try_acquire(table, key, contract, inner.describe_key))
                         }
                         Admission::Wait => stage!(
-                            key::wait(table, key, inner.events(), &limits, inner.describe_key)
-                                .await
+                            key::wait(
+                                table,
+                                key,
+                                inner.events(),
+                                &limits,
+                                contract,
+                                inner.describe_key
+                            )
+                            .await
                         ),
                     })
                 }
