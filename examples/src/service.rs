@@ -5,7 +5,7 @@
 //!
 //! | route | operation | contract |
 //! |---|---|---|
-//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots, `retry(on = Transient, max = 3)`, `timeout = "10s"` |
+//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots (at most 64 queued), at most `max_wait = "1s"`, `retry(on = Transient, max = 3)`, `timeout = "10s"`; the header `x-request-timeout-ms` sets the request's deadline |
 //! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
@@ -16,13 +16,24 @@
 //!
 //! | herta says | status | headers, body |
 //! |---|---|---|
-//! | `Error::Throttled` (a `Reject` call found no room) | 429 Too Many Requests | `Retry-After: 1` |
+//! | `Error::Throttled` (a `Reject` call found no room, a render waited its whole `max_wait`, or the render queue was full) | 429 Too Many Requests | `Retry-After: 1` |
+//! | `Error::DeadlineExceeded`, outcome `Transient` (the request's `x-request-timeout-ms` ran out) | 504 Gateway Timeout | — |
 //! | `Error::Stopping` (the runtime is shutting down) | 503 Service Unavailable | `Connection: close` |
 //! | outcome `Uncertain` (a failed or timed-out `NonIdempotent` call) | 502 Bad Gateway | the body says the outcome is **unknown**: it may or may not have taken effect, check before retrying |
 //! | `Error::TimedOut`, outcome `Transient` | 504 Gateway Timeout | — |
 //! | `Error::Failed`, outcome `Transient` (retries used up) | 503 Service Unavailable | `Retry-After: 1` |
 //! | `Error::Failed`, outcome `Throttled` (downstream said busy) | 429 Too Many Requests | `Retry-After: 1` |
 //! | `Error::Failed`, outcome `Permanent` | 422 Unprocessable Content | the handler's error (the request cannot succeed as sent) |
+//!
+//! **Overload.** A render waits at most `max_wait` (1 s) for a slot, and at
+//! most 64 renders queue ([`RENDER`]'s `queue = 64`): past either, the
+//! client gets 429 with `Retry-After` at once instead of a response that
+//! comes later and later, so the latency of a successful render stays under
+//! `max_wait` + the render's own time however many clients push. A client
+//! that will give up after some time says so with `x-request-timeout-ms`;
+//! the route runs the call inside [`herta::deadline`], so herta stops
+//! waiting (or drops the attempt) when the client would have stopped
+//! listening, and answers 504.
 //!
 //! Shutdown ([`serve`]) has two phases, so that running requests finish and
 //! new ones get an answer rather than a refused connection: on the signal,
@@ -47,7 +58,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
@@ -56,8 +67,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
 herta::resources! {
-    /// Render slots: at most 4 renders at once.
-    pub RENDER: "render" = 4;
+    /// Render slots: at most 4 renders at once, at most 64 waiting.
+    pub RENDER: "render" = 4, queue = 64;
     /// Connections to the payment gateway: at most 2 charges at once.
     pub PAYMENTS: "payments" = 2;
     /// Write load on the catalogue database; a replacement holds 2 units.
@@ -288,8 +299,9 @@ pub enum RenderError {
 /// Renders `job`. Rendering twice gives the same page, so it is `Idempotent`
 /// and a `Transient` failure is retried (3 attempts in all). A job whose
 /// name starts with `flaky` fails its first attempt, to show the retry.
+/// Under overload a render waits at most 1 s for a slot, then answers 429.
 #[herta::operation(effect = Idempotent, resources(RENDER = 1), admission = Wait,
-                   retry(on = Transient, max = 3), timeout = "10s")]
+                   max_wait = "1s", retry(on = Transient, max = 3), timeout = "10s")]
 pub async fn render(
     ctx: Context,
     job: String,
@@ -402,8 +414,44 @@ pub fn app(runtime: &Runtime, backend: Arc<Backend>) -> Result<Router, BindError
         .with_state(state))
 }
 
-async fn render_route(State(app): State<AppState>, Path(job): Path<String>) -> Response {
-    respond(app.render.call(job, app.backend).await)
+/// The request header that sets a request's deadline, in milliseconds from
+/// its arrival.
+pub const REQUEST_TIMEOUT_HEADER: &str = "x-request-timeout-ms";
+
+/// Runs the render under the request's deadline, if the client sent one.
+async fn render_route(
+    State(app): State<AppState>,
+    Path(job): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let call = app.render.call(job, app.backend);
+    match request_timeout(&headers) {
+        Ok(None) => respond(call.await),
+        Ok(Some(timeout)) => {
+            respond(herta::deadline(tokio::time::Instant::now() + timeout, call).await)
+        }
+        Err(message) => (StatusCode::BAD_REQUEST, message).into_response(),
+    }
+}
+
+/// The `x-request-timeout-ms` header, if sent.
+///
+/// # Errors
+///
+/// A message for the client when the header is not a whole number of
+/// milliseconds.
+fn request_timeout(headers: &HeaderMap) -> Result<Option<Duration>, String> {
+    let Some(value) = headers.get(REQUEST_TIMEOUT_HEADER) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|ms| Some(Duration::from_millis(ms)))
+        .ok_or_else(|| {
+            format!("{REQUEST_TIMEOUT_HEADER}: expected a whole number of milliseconds\n")
+        })
 }
 
 async fn charge_route(State(app): State<AppState>, Path(customer): Path<String>) -> Response {
@@ -494,6 +542,9 @@ pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
         )
             .into_response(),
         (Error::TimedOut { .. }, _) => (StatusCode::GATEWAY_TIMEOUT, "timed out\n").into_response(),
+        (Error::DeadlineExceeded { .. }, _) => {
+            (StatusCode::GATEWAY_TIMEOUT, "request deadline exceeded\n").into_response()
+        }
         (_, Outcome::Transient) => (
             StatusCode::SERVICE_UNAVAILABLE,
             retry_after,

@@ -39,8 +39,12 @@ type Reply = (StatusCode, HeaderMap, String);
 
 impl Server {
     async fn start() -> Server {
+        Server::start_with(Backend::gated()).await
+    }
+
+    /// A server whose handlers work against `backend`.
+    async fn start_with(backend: Arc<Backend>) -> Server {
         let rt = service::runtime();
-        let backend = Backend::gated();
         let app = service::app(&rt, Arc::clone(&backend)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -377,6 +381,116 @@ async fn shutdown_under_load_drains_running_requests_and_answers_new_ones_with_5
         );
         assert_eq!(stats.admitted, stats.finished);
         assert_eq!(stats.in_flight, 0);
+    })
+    .await;
+}
+
+/// POSTs `path` with the request-deadline header set to `ms` (as text).
+fn post_with_deadline(server: &Server, path: &str, ms: &str) -> JoinHandle<Reply> {
+    let request = server
+        .client
+        .post(format!("http://{}{path}", server.addr))
+        .header(service::REQUEST_TIMEOUT_HEADER, ms);
+    tokio::spawn(async move {
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        (status, headers, response.text().await.unwrap())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn overload_is_shed_with_429_and_successful_renders_stay_within_max_wait() {
+    bounded(async {
+        // Renders take 100 ms of real time; 4 slots serve 40 a second. 100
+        // clients at once: 4 run, 64 queue (the rest get 429 at once), and
+        // a queued render that would wait past `max_wait` (1 s) gets 429.
+        const MAX_WAIT: Duration = Duration::from_secs(1);
+        const RENDER: Duration = Duration::from_millis(100);
+        // Scheduling slack on a loaded machine (debug build, shared cores).
+        const SLACK: Duration = Duration::from_millis(700);
+        let mut server = Server::start_with(Backend::new(RENDER)).await;
+        let calls: Vec<_> = (0..100)
+            .map(|i| {
+                let call = server.post(&format!("/render/load-{i}"));
+                tokio::spawn(async move {
+                    let sent = tokio::time::Instant::now();
+                    let reply = reply(call).await;
+                    (reply, sent.elapsed())
+                })
+            })
+            .collect();
+        let (mut ok, mut shed) = (0u64, 0u64);
+        let mut slowest_ok = Duration::ZERO;
+        for call in calls {
+            let ((status, headers, body), took) = call.await.unwrap();
+            match status {
+                StatusCode::OK => {
+                    ok += 1;
+                    slowest_ok = slowest_ok.max(took);
+                }
+                StatusCode::TOO_MANY_REQUESTS => {
+                    shed += 1;
+                    assert_eq!(headers.get(RETRY_AFTER).unwrap(), "1");
+                    assert_eq!(body, "busy; retry after 1 s\n");
+                }
+                other => panic!("unexpected {other}: {body}"),
+            }
+        }
+        assert!(shed > 0, "overload is shed with 429");
+        assert!(ok >= 4, "renders still succeed: {ok}");
+        assert!(
+            slowest_ok <= MAX_WAIT + RENDER + SLACK,
+            "a successful render took {slowest_ok:?}, more than max_wait + render time"
+        );
+        let load = server.backend.render.load();
+        assert!(load.peak <= 4, "never more than 4 renders: {load:?}");
+        let stats = server.rt.stats();
+        assert_eq!(stats.throttled, shed);
+        assert_eq!(stats.succeeded, ok);
+        assert_eq!(stats.admitted, stats.finished);
+        assert!(stats.resource("render").unwrap().peak_in_use <= 4);
+        assert_eq!(stats.resource("render").unwrap().queue_limit, Some(64));
+        server.shutdown();
+        server.task.await.unwrap().unwrap();
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_deadline_from_the_header_answers_504() {
+    bounded(async {
+        let mut server = Server::start().await;
+        // Every render slot busy.
+        let held: Vec<_> = (0..4)
+            .map(|i| server.post(&format!("/render/held-{i}")))
+            .collect();
+        server.backend.render.until(|l| l.inside == 4).await;
+
+        // The client will wait 50 ms: herta stops waiting for a slot then.
+        let (status, _, body) = reply(post_with_deadline(&server, "/render/hurried", "50")).await;
+        assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+        assert_eq!(body, "request deadline exceeded\n");
+        assert_eq!(server.rt.stats().deadline_exceeded, 1);
+        assert_eq!(server.rt.stats().resource("render").unwrap().waiting, 0);
+
+        // Not a number: 400, and herta never sees it.
+        let (status, _, body) = reply(post_with_deadline(&server, "/render/odd", "soon")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+        // A generous deadline changes nothing.
+        server.backend.render.release(5);
+        let (status, _, body) =
+            reply(post_with_deadline(&server, "/render/patient", "30000")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        for call in held {
+            assert_eq!(reply(call).await.0, StatusCode::OK);
+        }
+        let stats = server.rt.stats();
+        assert_eq!((stats.admitted, stats.deadline_exceeded), (6, 1));
+        assert_eq!(stats.admitted, stats.finished);
+        server.shutdown();
+        server.task.await.unwrap().unwrap();
     })
     .await;
 }
