@@ -60,6 +60,8 @@ use proc_macro::TokenStream;
 /// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations; `show_key = true` lets errors and traces show the key's value (by default they name the parameter only) | none |
 /// | `name` | the operation name in errors and stats | the function's name |
 /// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
+/// | `max_wait` | a duration like `timeout`; only with `admission = Wait`: the longest a call waits for its key and budgets together, from admission; then `Error::Throttled` naming what it waited for | no limit |
+/// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins | none |
 ///
 /// # What it generates
 ///
@@ -102,13 +104,14 @@ use proc_macro::TokenStream;
 /// 8. `serialize_by` naming no parameter, or a key type that is not
 ///    `Clone + Hash + Eq + Send + Sync + 'static`;
 /// 9. `retry` with a parameter that is not `Clone`;
-/// 10. a `timeout` that does not parse, is zero or exceeds one hour (a
-///     longer per-attempt timeout is almost always a unit slip);
+/// 10. a `timeout`, `max_wait` or `deadline` that does not parse, is zero
+///     or exceeds one hour (a longer one is almost always a unit slip);
 /// 11. not an `async fn` (also `fn … -> impl Future`), no `Result` return
 ///     type, type or const parameters, `impl Trait` parameters, `self` or
 ///     `Self` (a function in an `impl` block), `unsafe fn`, a `Context` that
 ///     is not the first parameter, is borrowed or repeated, a key written
-///     twice, or a wrapper name another item of the module already has.
+///     twice, or a wrapper name another item of the module already has;
+/// 13. `max_wait` with `admission = Reject` (a `Reject` call never waits).
 ///
 /// A `Context` parameter is recognised by its type as written (a path
 /// ending in `Context`); under a renamed import (`use herta::Context as
@@ -130,9 +133,12 @@ pub fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
            doctest.\n"
 )]
 /// Each entry is `attributes visibility IDENT: "name" = capacity;` (the last
-/// `;` is optional). The capacity is a `u32` constant expression. Compile
-/// errors: a capacity of 0 (also for constant expressions), an empty name,
-/// and a name or identifier declared twice.
+/// `;` is optional), or `IDENT: "name" = capacity, queue = limit;` to let
+/// at most `limit` calls wait for it (`Resource::with_queue_limit`; a `Wait`
+/// call past it is throttled at once). The capacity and the limit are `u32`
+/// constant expressions. Compile errors: a capacity or queue of 0 (also for
+/// constant expressions), an empty name, and a name or identifier declared
+/// twice.
 ///
 /// Contracts can then name a resource by its constant, `resources(WORKER =
 /// 1)`, so a typo is a rustc error and units above the capacity a compile
