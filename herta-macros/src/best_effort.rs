@@ -157,7 +157,7 @@ impl Operation {
     pub fn callable(&self) -> bool {
         let sig = &self.handler.sig;
         sig.asyncness.is_some()
-            && sig.unsafety.is_none()
+            && !matches!(sig.safety, syn::Safety::Unsafe(_))
             && self.returns_result()
             && sig
                 .generics

@@ -27,7 +27,7 @@ pub(super) fn rule_11_handler_shape(handler: &Handler) -> Vec<syn::Error> {
             format_args!("write `async fn {name}(...)`"),
         ));
     }
-    if let Some(unsafety) = &sig.unsafety {
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         errors.push(error(
             unsafety.span,
             "an operation cannot be an `unsafe fn`: its wrapper's `call` is safe to call",
