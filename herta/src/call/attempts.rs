@@ -78,13 +78,16 @@ pub(crate) fn context(
         operation: contract.operation(),
         attempt,
         max_attempts: max_attempts(contract),
-        deadline: super::waiting::earliest(
-            contract.timeout().map(|t| {
+        deadline: {
+            let timeout = contract.timeout().map(|t| {
                 assert_tokio_runtime(contract);
                 Instant::now() + t
-            }),
-            deadline,
-        ),
+            });
+            match deadline {
+                None => timeout,
+                Some(deadline) => Some(timeout.map_or(deadline, |t| t.min(deadline))),
+            }
+        },
     }
 }
 
