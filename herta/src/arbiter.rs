@@ -274,13 +274,7 @@ impl Arbiter {
     /// no limit). A waiter that would exceed a budget's limit is refused
     /// with [`AcquireError::QueueFull`] instead of queuing.
     pub(crate) fn limit_queues(&mut self, limits: impl IntoIterator<Item = Option<u32>>) {
-        #[cfg(loom)]
-        let state = self.state.get_mut().unwrap();
-        #[cfg(not(loom))]
-        let state = self
-            .state
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self.lock();
         for (b, limit) in state.budgets.iter_mut().zip(limits) {
             b.queue_limit = limit.unwrap_or(u32::MAX);
         }

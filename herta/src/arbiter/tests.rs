@@ -77,3 +77,35 @@ fn close_withdraws_waiters_and_refuses_new_ones() {
     assert_eq!(arb.snapshot()[0].in_use, 0);
     assert_eq!(arb.snapshot()[0].waiting, 0);
 }
+
+#[test]
+fn a_full_queue_refuses_the_next_waiter_and_a_departure_frees_a_place() {
+    let mut arb = Arbiter::new([1, 1]);
+    arb.limit_queues([Some(1), None]);
+    let a = needs(&[(0, 1)]);
+    let ab = needs(&[(0, 1), (1, 1)]);
+    let held = arb.try_acquire(&a).unwrap();
+    let mut first = arb.acquire(&a);
+    assert!(poll(&mut first).is_pending());
+    // A second waiter for budget 0, alone or with budget 1: refused at once.
+    let mut second = arb.acquire(&ab);
+    assert!(matches!(
+        poll(&mut second),
+        Poll::Ready(Err(AcquireError::QueueFull(0)))
+    ));
+    drop(second);
+    assert_eq!(arb.snapshot()[0].waiting, 1);
+    assert_eq!(
+        arb.snapshot()[1].waiting,
+        0,
+        "the refused waiter never queued"
+    );
+    assert_eq!(arb.snapshot()[0].queue_limit, Some(1));
+    assert_eq!(arb.snapshot()[1].queue_limit, None);
+    // The first waiter leaves: its place is free at once.
+    drop(first);
+    let mut third = arb.acquire(&a);
+    assert!(poll(&mut third).is_pending());
+    drop(held);
+    assert!(matches!(poll(&mut third), Poll::Ready(Ok(_))));
+}
