@@ -1,5 +1,5 @@
 //! The budget arbiter: all-or-nothing, fair acquisition of several weighted
-//! budgets at once.
+//! budgets at once, with a lock-free fast path.
 //!
 //! # Interface
 //!
@@ -9,57 +9,102 @@
 //! `Reject`), [`Arbiter::acquire`] queues (admission `Wait`).
 //! [`Arbiter::close`] withdraws every waiter with [`Closed`].
 //!
-//! # Algorithm
+//! # Two layers
 //!
-//! All state sits behind one mutex: per budget its free units and a `blocked`
-//! flag, and one queue of waiters in arrival order. A waiter holds **no** unit
-//! until it is granted all of its units in one step (all-or-nothing), so no
-//! waiter ever holds one budget while it waits for another: there is no
-//! hold-and-wait, hence no deadlock, whatever order contracts name their
+//! **Per budget, one atomic word**: `free units << 1 | SLOW`. While `SLOW`
+//! is clear, no queued waiter needs the budget, and a single-budget call
+//! takes and returns units with one compare-and-swap each, without the lock
+//! (the uncontended path). `SLOW` is set, under the lock, while some waiter
+//! needing the budget is queued, while a lock holder works on the budget, and
+//! for good once the arbiter is closed. While it is set, the word changes
+//! only under the lock (the CAS of the fast path fails on it and falls back
+//! to the lock), so every acquisition and release of a contended budget is
+//! serialized with the queue, and a release always runs the grant pass.
+//!
+//! **Under one mutex**: the queue of waiters in arrival order (the shared
+//! waiter core, [`crate::waiters`]: O(1) unlink of a cancelled waiter, wakers
+//! woken after the lock is released, no allocation per pass), and per budget
+//! the number of queued waiters needing it, a `blocked` flag, and the data
+//! of the fairness bound below. Multi-budget calls always take the lock: they
+//! set `SLOW` on each of their budgets before reading them, so no other
+//! caller ever sees a partial take.
+//!
+//! A waiter holds **no** unit until it is granted all of its units in one
+//! step, so no waiter holds one budget while it waits for another: there is
+//! no hold-and-wait, hence no deadlock, whatever order contracts name their
 //! resources in.
 //!
-//! Grants happen in a *pass* over the queue, in arrival order, after every
-//! event that can make progress possible (a release, a cancelled waiter). A
-//! waiter is granted when, for each of its needs, the budget has enough free
-//! units **and** is not `blocked`. When a waiter cannot be granted, every
-//! budget it is blocked on (short of units, or blocked by an earlier waiter)
-//! is marked `blocked` for the rest of the pass. Hence:
+//! # Grant pass and the fairness bound (DESIGN §8.1)
 //!
-//! * per budget, waiters are granted in arrival order: a later waiter passes an
-//!   earlier one only if it needs none of the budgets the earlier one is
-//!   blocked on (it may use a budget the earlier one also needs but is not
-//!   short of);
-//! * no starvation: a large waiter blocks its short budgets for everyone who
-//!   arrives after it, so it is granted as soon as the holders present when it
-//!   arrived (and earlier waiters) have released;
-//! * a new arrival (and a `Reject` probe) is granted at once only if it could
-//!   be granted at the end of the queue, using the `blocked` flags of the last
-//!   pass — `Reject` never overtakes a queued waiter on the same budget.
+//! Every acquisition gets a *stamp*, a point in arrival order: a queued
+//! waiter its ticket (1, 2, …, one per waiter queued), a grant at once the
+//! current ticket count, a lock-free grant 0 (the fast path runs only while
+//! no waiter needs the budget, so it precedes every waiter that does). Per
+//! budget, while waiters need it, the arbiter knows the smallest stamp among
+//! the units held (units held before the first of those waiters queued count
+//! as stamp 0; later ones are kept in a small sorted vector reused across
+//! sessions).
 //!
-//! # Invariants (checked by the loom models and the scenario tests)
+//! A waiter W (ticket t) is **mature** when, for each budget it needs, no
+//! earlier queued waiter needs that budget and no unit of it is held with a
+//! stamp below t: every unit held when W arrived, and every unit granted to
+//! earlier waiters, has been released — part (1) of the bound.
+//!
+//! A *pass* runs, in arrival order, after every event that can change who may
+//! be granted (a release on a budget with waiters, a waiter leaving). For
+//! each waiter: if each of its budgets has enough free units and is not
+//! `blocked`, it is granted; otherwise it marks `blocked` the budgets it is
+//! short of — or, if mature, **all** of its budgets. A later waiter, and a
+//! newcomer (whether `Wait` or `Reject`), is granted only on budgets that are
+//! not `blocked`. The scan stops as soon as no budget with waiters has free
+//! units and is unblocked: nothing after that point could be granted.
+//!
+//! **Bound.** A waiter W is granted no later than (1) every unit held at W's
+//! arrival, and every unit granted to waiters that arrived before W, on the
+//! budgets W needs, has been released, and then (2) the units that later
+//! arrivals took on those budgets by passing W before that moment have been
+//! released. Proof: the event that completes (1) runs a pass in which W is
+//! mature; from then on W is the oldest waiter on each of its budgets (so no
+//! earlier waiter competes) and blocks all of them (so no later arrival takes
+//! a unit of them), and maturity never ends; the only units of those budgets
+//! still held are the bypassers' of (2), and the release of the last of them
+//! runs the pass that grants W. Before (1), a later arrival may pass W only
+//! on budgets W is not short of (bypass keeps concurrency). Hence:
+//!
+//! * per budget, waiters short of it are granted in arrival order;
+//! * no starvation: not a large waiter by small ones, not a multi-budget
+//!   waiter by single-budget newcomers taking its budgets in turn;
+//! * `Reject` never overtakes a queued waiter on a budget that waiter blocks.
+//!
+//! # Invariants (checked by the loom models, the unit tests, the fairness
+//! property and the scenario tests)
 //!
 //! 1. `0 <= free <= capacity` for every budget; units held = `capacity - free`.
-//! 2. After every operation, no queued waiter could be granted (the pass ran).
-//! 3. A waiter's units are either all queued-for or all granted; a granted
+//! 2. A budget some queued waiter needs has `SLOW` set.
+//! 3. After every operation, no queued waiter could be granted (the pass ran),
+//!    and the `blocked` flags are those of the last pass.
+//! 4. A waiter's units are either all queued-for or all granted; a granted
 //!    waiter dropped before it saw its grant returns them and a pass runs, so
-//!    the units reach the next waiter at once.
-//! 4. After `close`, the queue is empty and every waiter has seen [`Closed`].
+//!    the units reach the next waiter at once (the same hand-on covers a
+//!    later `max_wait` expiry).
+//! 5. After `close`, the queue is empty, every waiter has seen [`Closed`],
+//!    and `SLOW` stays set, so every later call takes the lock and is refused.
 //!
-//! The uncontended path (free units, empty queue) takes the lock once to
-//! acquire and once to release and allocates nothing.
+//! # Costs
+//!
+//! Uncontended single-budget call: one CAS to take, one to give back, no
+//! allocation. A cancelled waiter: O(budgets it needs) to unlink plus a pass,
+//! which stops at once when no budget with waiters has free units (a full
+//! budget's disconnect storm costs O(1) per waiter). A budget's queue length
+//! is its `waiting` count, read in O(1) under the lock.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-use slab::Slab;
-
-#[cfg(loom)]
-use loom::sync::{Mutex, MutexGuard};
-#[cfg(not(loom))]
-use std::sync::{Mutex, MutexGuard};
+use crate::loom::{lock, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::waiters::{List, Status, Waiters, WakeList};
 
 /// Units of one budget, by the budget's index in the arbiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,168 +135,408 @@ pub(crate) struct BudgetSnapshot {
     pub(crate) peak_in_use: u32,
 }
 
-pub(crate) struct Arbiter {
-    state: Mutex<State>,
+/// The word's flag: go through the lock.
+const SLOW: u64 = 1;
+/// One unit in the word.
+const UNIT: u64 = 2;
+
+/// The lock-free part of a budget, on its own cache line.
+#[repr(align(128))]
+struct Budget {
+    /// `free << 1 | SLOW`.
+    word: AtomicU64,
+    peak_in_use: AtomicU32,
+    capacity: u32,
 }
 
-struct Budget {
-    capacity: u32,
-    free: u32,
-    peak_in_use: u32,
-    /// Queued waiters that need this budget.
+enum Fast {
+    Taken,
+    /// Short of units, and no waiter needs the budget.
+    Short,
+    /// `SLOW` is set: take the lock.
+    Slow,
+}
+
+impl Budget {
+    /// Free units. Stable under the lock while `SLOW` is set.
+    fn free(&self) -> u32 {
+        (self.word.load(Ordering::Acquire) >> 1) as u32
+    }
+
+    fn note_peak(&self, word_after: u64) {
+        let in_use = self.capacity - (word_after >> 1) as u32;
+        if in_use > self.peak_in_use.load(Ordering::Relaxed) {
+            self.peak_in_use.fetch_max(in_use, Ordering::Relaxed);
+        }
+    }
+
+    fn try_take_fast(&self, units: u32) -> Fast {
+        let need = u64::from(units) * UNIT;
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            if cur & SLOW != 0 {
+                return Fast::Slow;
+            }
+            if cur < need {
+                return Fast::Short;
+            }
+            match self
+                .word
+                .compare_exchange(cur, cur - need, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.note_peak(cur - need);
+                    return Fast::Taken;
+                }
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Gives units back without the lock; false if `SLOW` is set.
+    fn try_give_fast(&self, units: u32) -> bool {
+        let give = u64::from(units) * UNIT;
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            if cur & SLOW != 0 {
+                return false;
+            }
+            match self
+                .word
+                .compare_exchange(cur, cur + give, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Under the lock, with `SLOW` set.
+    fn take_locked(&self, units: u32) {
+        let before = self
+            .word
+            .fetch_sub(u64::from(units) * UNIT, Ordering::AcqRel);
+        self.note_peak(before - u64::from(units) * UNIT);
+    }
+
+    /// Under the lock (`SLOW` may be clear: the add is atomic either way).
+    fn give_locked(&self, units: u32) {
+        let before = self
+            .word
+            .fetch_add(u64::from(units) * UNIT, Ordering::AcqRel);
+        debug_assert!(
+            ((before >> 1) + u64::from(units)) <= u64::from(self.capacity),
+            "released more units than held"
+        );
+    }
+
+    fn freeze(&self) {
+        self.word.fetch_or(SLOW, Ordering::AcqRel);
+    }
+
+    fn thaw(&self) {
+        self.word.fetch_and(!SLOW, Ordering::AcqRel);
+    }
+}
+
+/// A budget's bookkeeping under the lock.
+struct Track {
+    /// Queued waiters that need this budget (its queue length).
     waiting: u32,
     /// Some queued waiter is blocked on this budget (as of the last pass).
     blocked: bool,
+    /// Scratch of a pass: an earlier waiter in this pass needs the budget.
+    claimed: bool,
+    /// While `waiting > 0`: the ticket of the waiter that started this
+    /// session (the first to queue while nobody waited); 0 otherwise.
+    session: u64,
+    /// Units held with stamps below `session` (taken before it started).
+    untracked: u32,
+    /// Units taken during the session, `(stamp, units)` sorted by stamp.
+    young: Vec<(u64, u32)>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Queued,
-    Granted,
-    Withdrawn,
+impl Track {
+    /// The smallest stamp among the units held (`u64::MAX` if none).
+    fn min_stamp(&self) -> u64 {
+        if self.untracked > 0 {
+            0
+        } else {
+            self.young.first().map_or(u64::MAX, |&(s, _)| s)
+        }
+    }
+
+    fn held(&mut self, stamp: u64, units: u32) {
+        if self.session == 0 {
+            return;
+        }
+        debug_assert!(stamp >= self.session, "a session sees every take");
+        match self.young.binary_search_by_key(&stamp, |&(s, _)| s) {
+            Ok(i) => self.young[i].1 += units,
+            Err(i) => self.young.insert(i, (stamp, units)),
+        }
+    }
+
+    fn returned(&mut self, stamp: u64, units: u32) {
+        if self.session == 0 {
+            return;
+        }
+        if stamp < self.session {
+            self.untracked -= units;
+            return;
+        }
+        if let Ok(i) = self.young.binary_search_by_key(&stamp, |&(s, _)| s) {
+            self.young[i].1 -= units;
+            if self.young[i].1 == 0 {
+                self.young.remove(i);
+            }
+        } else {
+            debug_assert!(false, "a session sees every take");
+        }
+    }
 }
 
 struct Waiter {
     needs: Arc<[Need]>,
-    waker: Option<Waker>,
-    status: Status,
+    ticket: u64,
+}
+
+/// Grant events, for the fairness property and the loom models.
+#[cfg(test)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Event {
+    Granted {
+        stamp: u64,
+        resources: Vec<usize>,
+    },
+    /// Only releases that take the lock (a budget with waiters) are logged.
+    Released {
+        stamp: u64,
+        resources: Vec<usize>,
+    },
 }
 
 struct State {
-    budgets: Vec<Budget>,
-    /// Queued waiters (slab keys), oldest first.
-    queue: VecDeque<usize>,
-    waiters: Slab<Waiter>,
+    track: Vec<Track>,
+    waiters: Waiters<Waiter>,
+    /// Queued waiters, oldest first.
+    queue: List,
+    /// Tickets handed out so far.
+    tickets: u64,
     closed: bool,
+    #[cfg(test)]
+    log: Vec<Event>,
+}
+
+pub(crate) struct Arbiter {
+    budgets: Box<[Budget]>,
+    state: Mutex<State>,
 }
 
 impl State {
-    /// The first budget among `needs` that cannot grant now: short of units,
-    /// or blocked by an earlier waiter.
-    fn blocked_on(&self, needs: &[Need]) -> Option<usize> {
+    /// The first budget among `needs` that a newcomer cannot take now:
+    /// short of units, or blocked by a waiter.
+    fn blocked_on(&self, budgets: &[Budget], needs: &[Need]) -> Option<usize> {
         needs
             .iter()
-            .find(|n| {
-                let b = &self.budgets[n.resource];
-                b.blocked || b.free < n.units
-            })
+            .find(|n| self.track[n.resource].blocked || budgets[n.resource].free() < n.units)
             .map(|n| n.resource)
     }
 
-    fn take(&mut self, needs: &[Need]) {
+    /// Takes `needs` (all free, `SLOW` set) under `stamp`.
+    fn take(&mut self, budgets: &[Budget], needs: &[Need], stamp: u64) {
         for n in needs {
-            let b = &mut self.budgets[n.resource];
-            b.free -= n.units;
-            b.peak_in_use = b.peak_in_use.max(b.capacity - b.free);
+            budgets[n.resource].take_locked(n.units);
+            self.track[n.resource].held(stamp, n.units);
         }
+        #[cfg(test)]
+        self.log.push(Event::Granted {
+            stamp,
+            resources: needs.iter().map(|n| n.resource).collect(),
+        });
     }
 
-    fn give_back(&mut self, needs: &[Need]) {
+    /// Gives `needs` back; true if a waiter needs one of them (run a pass).
+    fn give_back(&mut self, budgets: &[Budget], needs: &[Need], stamp: u64) -> bool {
+        let mut waiters = false;
         for n in needs {
-            let b = &mut self.budgets[n.resource];
-            b.free += n.units;
-            debug_assert!(b.free <= b.capacity, "released more units than held");
+            budgets[n.resource].give_locked(n.units);
+            let t = &mut self.track[n.resource];
+            t.returned(stamp, n.units);
+            waiters |= t.waiting > 0;
         }
+        #[cfg(test)]
+        self.log.push(Event::Released {
+            stamp,
+            resources: needs.iter().map(|n| n.resource).collect(),
+        });
+        waiters
     }
 
-    /// Marks every budget `needs` is blocked on as blocked.
-    /// Marks every budget `needs` is short of as blocked. Returns how many
-    /// of them were *open* before (free units and not blocked), for the pass.
-    fn block(&mut self, needs: &[Need]) -> usize {
-        let mut closed = 0;
+    /// Clears `SLOW` on the budgets of `needs` that no waiter needs.
+    fn thaw_idle(&self, budgets: &[Budget], needs: &[Need]) {
+        if self.closed {
+            return;
+        }
         for n in needs {
-            let b = &mut self.budgets[n.resource];
-            if !b.blocked && b.free < n.units {
-                b.blocked = true;
-                closed += usize::from(b.free > 0);
+            if self.track[n.resource].waiting == 0 {
+                budgets[n.resource].thaw();
             }
         }
-        closed
     }
 
-    fn stop_waiting(&mut self, needs: &[Need]) {
+    /// Queues a waiter for `needs` (frozen, not grantable now).
+    fn enqueue(&mut self, budgets: &[Budget], needs: &Arc<[Need]>, cx: &Context<'_>) -> usize {
+        self.tickets += 1;
+        let ticket = self.tickets;
+        for n in needs.iter() {
+            let (t, b) = (&mut self.track[n.resource], &budgets[n.resource]);
+            t.waiting += 1;
+            if t.waiting == 1 {
+                t.session = ticket;
+                t.untracked = b.capacity - b.free();
+                t.young.clear();
+            }
+            // A new waiter is never mature (it would have been granted):
+            // it blocks the budgets it is short of.
+            if b.free() < n.units {
+                t.blocked = true;
+            }
+        }
+        let waiter = Waiter {
+            needs: Arc::clone(needs),
+            ticket,
+        };
+        self.waiters.push_back(&mut self.queue, waiter, cx.waker())
+    }
+
+    /// A waiter of `needs` left the queue (granted, cancelled, withdrawn).
+    fn stop_waiting(track: &mut [Track], budgets: &[Budget], needs: &[Need], closed: bool) {
         for n in needs {
-            self.budgets[n.resource].waiting -= 1;
+            let t = &mut track[n.resource];
+            t.waiting -= 1;
+            if t.waiting == 0 {
+                t.session = 0;
+                t.untracked = 0;
+                t.young.clear();
+                t.blocked = false;
+                if !closed {
+                    budgets[n.resource].thaw();
+                }
+            }
         }
     }
 
     /// Grants, in arrival order, every queued waiter that can be granted, and
-    /// recomputes the `blocked` flags. Returns the wakers to wake once the
-    /// lock is released.
-    ///
-    /// The scan stops as soon as no budget is *open* (free units and not
-    /// blocked): no later waiter could be granted then, and every check made
-    /// before the next pass sees such a budget as short or blocked anyway.
-    /// Passes run only after a release or a cancellation, the only events
-    /// that add free units. So a release on a budget with a long queue costs
-    /// the grants it makes, not the length of the queue.
-    fn pass(&mut self) -> Vec<Waker> {
-        let mut wake = Vec::new();
+    /// recomputes the `blocked` flags (see the module docs).
+    fn pass(&mut self, budgets: &[Budget], wake: &mut WakeList) {
+        let State {
+            track,
+            waiters,
+            queue,
+            closed,
+            #[cfg(test)]
+            log,
+            ..
+        } = self;
         let mut open = 0usize;
-        for b in &mut self.budgets {
-            b.blocked = false;
-            open += usize::from(b.free > 0);
+        for (t, b) in track.iter_mut().zip(budgets.iter()) {
+            t.blocked = false;
+            t.claimed = false;
+            open += usize::from(t.waiting > 0 && b.free() > 0);
         }
-        let mut i = 0;
-        while i < self.queue.len() && open > 0 {
-            let key = self.queue[i];
-            let needs = Arc::clone(&self.waiters[key].needs);
-            if self.blocked_on(&needs).is_some() {
-                open -= self.block(&needs);
-                i += 1;
+        let mut cursor = queue.front();
+        while let Some(slot) = cursor {
+            if open == 0 {
+                break;
+            }
+            cursor = waiters.next(slot);
+            let w = waiters.value(slot);
+            let grantable = w
+                .needs
+                .iter()
+                .all(|n| !track[n.resource].blocked && budgets[n.resource].free() >= n.units);
+            if grantable {
+                for n in w.needs.iter() {
+                    let b = &budgets[n.resource];
+                    b.take_locked(n.units);
+                    track[n.resource].held(w.ticket, n.units);
+                    // It was open (waited for, free, unblocked); is it still?
+                    open -= usize::from(b.free() == 0 || track[n.resource].waiting == 1);
+                }
+                #[cfg(test)]
+                log.push(Event::Granted {
+                    stamp: w.ticket,
+                    resources: w.needs.iter().map(|n| n.resource).collect(),
+                });
+                let needs = Arc::clone(&w.needs);
+                State::stop_waiting(track, budgets, &needs, *closed);
+                wake.extend(waiters.settle(queue, slot, Status::Granted));
                 continue;
             }
-            self.take(&needs);
-            open -= needs
-                .iter()
-                .filter(|n| self.budgets[n.resource].free == 0)
-                .count();
-            self.stop_waiting(&needs);
-            self.queue.remove(i);
-            let w = &mut self.waiters[key];
-            w.status = Status::Granted;
-            wake.extend(w.waker.take());
+            let mature = w.needs.iter().all(|n| {
+                let t = &track[n.resource];
+                !t.claimed && t.min_stamp() >= w.ticket
+            });
+            for n in w.needs.iter() {
+                let t = &mut track[n.resource];
+                let free = budgets[n.resource].free();
+                if !t.blocked && (mature || free < n.units) {
+                    t.blocked = true;
+                    open -= usize::from(free > 0);
+                }
+                t.claimed = true;
+            }
         }
-        wake
-    }
-}
-
-fn wake_all(wakers: Vec<Waker>) {
-    for w in wakers {
-        w.wake();
     }
 }
 
 impl Arbiter {
     /// An arbiter over budgets with these capacities (index = resource).
     pub(crate) fn new(capacities: impl IntoIterator<Item = u32>) -> Self {
-        let budgets = capacities
+        let budgets: Box<[Budget]> = capacities
             .into_iter()
             .map(|capacity| Budget {
+                word: AtomicU64::new(u64::from(capacity) * UNIT),
+                peak_in_use: AtomicU32::new(0),
                 capacity,
-                free: capacity,
-                peak_in_use: 0,
+            })
+            .collect();
+        let track = budgets
+            .iter()
+            .map(|_| Track {
                 waiting: 0,
                 blocked: false,
+                claimed: false,
+                session: 0,
+                untracked: 0,
+                young: Vec::new(),
             })
             .collect();
         Arbiter {
+            budgets,
             state: Mutex::new(State {
-                budgets,
-                queue: VecDeque::new(),
-                waiters: Slab::new(),
+                track,
+                waiters: Waiters::new(),
+                queue: List::new(),
+                tickets: 0,
                 closed: false,
+                #[cfg(test)]
+                log: Vec::new(),
             }),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        #[cfg(loom)]
-        return self.state.lock().unwrap();
-        #[cfg(not(loom))]
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.state)
+    }
+
+    fn permit<'a>(&'a self, needs: &'a [Need], stamp: u64) -> Permit<'a> {
+        Permit {
+            arbiter: self,
+            needs,
+            stamp,
+        }
     }
 
     /// Takes every need at once, or nothing, without waiting.
@@ -259,18 +544,30 @@ impl Arbiter {
         &'a self,
         needs: &'a Arc<[Need]>,
     ) -> Result<Permit<'a>, TryAcquireError> {
+        if let [n] = &needs[..] {
+            match self.budgets[n.resource].try_take_fast(n.units) {
+                Fast::Taken => return Ok(self.permit(needs, 0)),
+                Fast::Short => return Err(TryAcquireError::Busy(n.resource)),
+                Fast::Slow => {}
+            }
+        }
         let mut state = self.lock();
         if state.closed {
             return Err(TryAcquireError::Closed);
         }
-        if let Some(busy) = state.blocked_on(needs) {
-            return Err(TryAcquireError::Busy(busy));
+        for n in needs.iter() {
+            self.budgets[n.resource].freeze();
         }
-        state.take(needs);
-        Ok(Permit {
-            arbiter: self,
-            needs,
-        })
+        let result = match state.blocked_on(&self.budgets, needs) {
+            Some(busy) => Err(TryAcquireError::Busy(busy)),
+            None => {
+                let stamp = state.tickets;
+                state.take(&self.budgets, needs, stamp);
+                Ok(self.permit(needs, stamp))
+            }
+        };
+        state.thaw_idle(&self.budgets, needs);
+        result
     }
 
     /// Waits until every need can be taken at once, holding nothing meanwhile.
@@ -282,53 +579,69 @@ impl Arbiter {
         }
     }
 
-    fn release(&self, needs: &[Need]) {
-        let wake = {
-            let mut state = self.lock();
-            state.give_back(needs);
-            if state.queue.is_empty() {
-                return;
-            }
-            state.pass()
+    fn release(&self, needs: &[Need], stamp: u64) {
+        // Lock-free while no waiter needs the budget; from the first budget
+        // that is `SLOW` on, under the lock.
+        let Some(first_slow) = needs
+            .iter()
+            .position(|n| !self.budgets[n.resource].try_give_fast(n.units))
+        else {
+            return;
         };
-        wake_all(wake);
+        let mut wake = WakeList::new();
+        {
+            let mut state = self.lock();
+            if state.give_back(&self.budgets, &needs[first_slow..], stamp) {
+                state.pass(&self.budgets, &mut wake);
+            }
+        }
+        wake.wake_all();
     }
 
     /// Refuses new acquisitions and withdraws every waiter with [`Closed`].
     /// Held permits stay valid and release normally. Idempotent.
     pub(crate) fn close(&self) {
-        let wake = {
+        let mut wake = WakeList::new();
+        {
             let mut state = self.lock();
             state.closed = true;
-            let mut wake = Vec::new();
-            while let Some(key) = state.queue.pop_front() {
-                let needs = Arc::clone(&state.waiters[key].needs);
-                state.stop_waiting(&needs);
-                let w = &mut state.waiters[key];
-                w.status = Status::Withdrawn;
-                wake.extend(w.waker.take());
+            for b in self.budgets.iter() {
+                b.freeze();
             }
-            for b in &mut state.budgets {
-                b.blocked = false;
+            let State {
+                track,
+                waiters,
+                queue,
+                ..
+            } = &mut *state;
+            while let Some(slot) = queue.front() {
+                let needs = Arc::clone(&waiters.value(slot).needs);
+                State::stop_waiting(track, &self.budgets, &needs, true);
+                wake.extend(waiters.settle(queue, slot, Status::Withdrawn));
             }
-            wake
-        };
-        wake_all(wake);
+        }
+        wake.wake_all();
     }
 
     /// Every budget's figures, by index.
     pub(crate) fn snapshot(&self) -> Vec<BudgetSnapshot> {
         let state = self.lock();
-        state
-            .budgets
+        self.budgets
             .iter()
-            .map(|b| BudgetSnapshot {
+            .zip(&state.track)
+            .map(|(b, t)| BudgetSnapshot {
                 capacity: b.capacity,
-                in_use: b.capacity - b.free,
-                waiting: b.waiting,
-                peak_in_use: b.peak_in_use,
+                in_use: b.capacity - b.free(),
+                waiting: t.waiting,
+                peak_in_use: b.peak_in_use.load(Ordering::Relaxed),
             })
             .collect()
+    }
+
+    /// The grant log so far (loom models only).
+    #[cfg(all(test, loom))]
+    pub(crate) fn take_log(&self) -> Vec<Event> {
+        std::mem::take(&mut self.lock().log)
     }
 }
 
@@ -337,11 +650,13 @@ impl Arbiter {
 pub(crate) struct Permit<'a> {
     arbiter: &'a Arbiter,
     needs: &'a [Need],
+    /// Where this grant sits in arrival order (see the module docs).
+    stamp: u64,
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.arbiter.release(self.needs);
+        self.arbiter.release(self.needs, self.stamp);
     }
 }
 
@@ -351,7 +666,7 @@ impl Drop for Permit<'_> {
 pub(crate) struct Acquire<'a> {
     arbiter: &'a Arbiter,
     needs: &'a Arc<[Need]>,
-    /// Our waiter's slab key while queued (or granted but not yet seen).
+    /// Our waiter's slot while queued (or granted but not yet seen).
     slot: Option<usize>,
 }
 
@@ -360,55 +675,41 @@ impl<'a> Future for Acquire<'a> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let mut state = this.arbiter.lock();
-        let Some(key) = this.slot else {
+        let arbiter = this.arbiter;
+        let Some(slot) = this.slot else {
             // First poll: take at once if we could be granted at the end of
             // the queue, else queue up holding nothing.
+            if let [n] = &this.needs[..] {
+                if let Fast::Taken = arbiter.budgets[n.resource].try_take_fast(n.units) {
+                    return Poll::Ready(Ok(arbiter.permit(this.needs, 0)));
+                }
+            }
+            let mut state = arbiter.lock();
             if state.closed {
                 return Poll::Ready(Err(Closed));
             }
-            if state.blocked_on(this.needs).is_none() {
-                state.take(this.needs);
-                return Poll::Ready(Ok(Permit {
-                    arbiter: this.arbiter,
-                    needs: this.needs,
-                }));
+            for n in this.needs.iter() {
+                arbiter.budgets[n.resource].freeze();
             }
-            let needs = Arc::clone(this.needs);
-            state.block(&needs);
-            for n in needs.iter() {
-                state.budgets[n.resource].waiting += 1;
+            if state.blocked_on(&arbiter.budgets, this.needs).is_none() {
+                let stamp = state.tickets;
+                state.take(&arbiter.budgets, this.needs, stamp);
+                state.thaw_idle(&arbiter.budgets, this.needs);
+                return Poll::Ready(Ok(arbiter.permit(this.needs, stamp)));
             }
-            let key = state.waiters.insert(Waiter {
-                needs,
-                waker: Some(cx.waker().clone()),
-                status: Status::Queued,
-            });
-            state.queue.push_back(key);
-            this.slot = Some(key);
+            this.slot = Some(state.enqueue(&arbiter.budgets, this.needs, cx));
             return Poll::Pending;
         };
-        match state.waiters[key].status {
-            Status::Queued => {
-                let w = &mut state.waiters[key];
-                match &mut w.waker {
-                    Some(old) if old.will_wake(cx.waker()) => {}
-                    slot => *slot = Some(cx.waker().clone()),
-                }
-                Poll::Pending
-            }
-            Status::Granted => {
-                state.waiters.remove(key);
+        let mut state = arbiter.lock();
+        match state.waiters.poll(slot, cx.waker()) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((status, waiter)) => {
                 this.slot = None;
-                Poll::Ready(Ok(Permit {
-                    arbiter: this.arbiter,
-                    needs: this.needs,
-                }))
-            }
-            Status::Withdrawn => {
-                state.waiters.remove(key);
-                this.slot = None;
-                Poll::Ready(Err(Closed))
+                drop(state);
+                Poll::Ready(match status {
+                    Status::Granted => Ok(arbiter.permit(this.needs, waiter.ticket)),
+                    _ => Err(Closed),
+                })
             }
         }
     }
@@ -416,37 +717,37 @@ impl<'a> Future for Acquire<'a> {
 
 impl Drop for Acquire<'_> {
     fn drop(&mut self) {
-        let Some(key) = self.slot.take() else {
+        let Some(slot) = self.slot.take() else {
             return;
         };
-        let wake = {
-            let mut state = self.arbiter.lock();
-            let waiter = state.waiters.remove(key);
-            match waiter.status {
+        let arbiter = self.arbiter;
+        let mut wake = WakeList::new();
+        {
+            let mut state = arbiter.lock();
+            let st = &mut *state;
+            let (status, waiter) = st.waiters.leave(slot, &mut st.queue);
+            match status {
                 Status::Queued => {
-                    if let Some(pos) = state.queue.iter().position(|&k| k == key) {
-                        state.queue.remove(pos);
-                    }
-                    state.stop_waiting(&waiter.needs);
-                    // Our departure may unblock the waiters behind us.
-                    state.pass()
+                    State::stop_waiting(&mut st.track, &arbiter.budgets, &waiter.needs, st.closed);
+                    // Our departure may unblock, or mature, the waiters behind us.
+                    st.pass(&arbiter.budgets, &mut wake);
                 }
                 Status::Granted => {
                     // Granted but never seen: hand the units on at once.
-                    state.give_back(&waiter.needs);
-                    state.pass()
+                    st.give_back(&arbiter.budgets, &waiter.needs, waiter.ticket);
+                    st.pass(&arbiter.budgets, &mut wake);
                 }
-                Status::Withdrawn => Vec::new(),
+                Status::Withdrawn => {}
             }
-        };
-        wake_all(wake);
+        }
+        wake.wake_all();
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::task::Context as TaskContext;
+    use std::task::{Context as TaskContext, Waker};
 
     fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
         list.iter()
@@ -521,6 +822,258 @@ mod tests {
     }
 }
 
+/// The fairness bound of DESIGN §8.1, checked for every waiter of random
+/// schedules (arrivals `Wait` / `Reject` over three budgets, releases,
+/// cancellations), driven step by step on one thread so that each grant's
+/// step is known exactly. `PROPTEST_CASES` sets the number of schedules.
+#[cfg(all(test, not(loom)))]
+mod fairness {
+    use super::*;
+    use proptest::prelude::*;
+    use std::task::Waker;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Arrive {
+            needs: Vec<(usize, u32)>,
+            reject: bool,
+        },
+        Release(usize),
+        Cancel(usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => (
+                proptest::collection::vec((0usize..3, 1u32..=3), 1..=3),
+                proptest::bool::weighted(0.2),
+            )
+                .prop_map(|(needs, reject)| Step::Arrive { needs, reject }),
+            3 => any::<usize>().prop_map(Step::Release),
+            1 => any::<usize>().prop_map(Step::Cancel),
+        ]
+    }
+
+    enum Phase<'a> {
+        Waiting(Acquire<'a>),
+        /// Dropping the permit is the release.
+        Holding(#[allow(dead_code)] Permit<'a>),
+        Over,
+    }
+
+    struct Call<'a> {
+        arrival: usize,
+        resources: Vec<usize>,
+        units: Vec<(usize, u32)>,
+        queued: bool,
+        granted: Option<usize>,
+        released: Option<usize>,
+        cancelled: Option<usize>,
+        phase: Phase<'a>,
+    }
+
+    const NEVER: usize = usize::MAX;
+
+    fn run(caps: [u32; 3], steps: &[Step]) -> Result<(), TestCaseError> {
+        let arb = Arbiter::new(caps);
+        let mut calls: Vec<Call<'_>> = Vec::new();
+        let cx = &mut Context::from_waker(Waker::noop());
+        let mut k = 0;
+        let total = steps.len();
+        loop {
+            let step = if k < total {
+                steps[k].clone()
+            } else if calls.iter().any(|c| matches!(c.phase, Phase::Holding(_))) {
+                Step::Release(0)
+            } else {
+                prop_assert!(
+                    !calls.iter().any(|c| matches!(c.phase, Phase::Waiting(_))),
+                    "a waiter is stuck with nothing held"
+                );
+                break;
+            };
+            match step {
+                Step::Arrive { needs, reject } => {
+                    let mut units: Vec<(usize, u32)> = Vec::new();
+                    for (r, u) in needs {
+                        if !units.iter().any(|&(x, _)| x == r) {
+                            units.push((r, u.min(caps[r])));
+                        }
+                    }
+                    let list: &'static Arc<[Need]> = Box::leak(Box::new(
+                        units
+                            .iter()
+                            .map(|&(resource, units)| Need { resource, units })
+                            .collect::<Arc<[Need]>>(),
+                    ));
+                    let mut call = Call {
+                        arrival: k,
+                        resources: units.iter().map(|&(r, _)| r).collect(),
+                        units,
+                        queued: false,
+                        granted: None,
+                        released: None,
+                        cancelled: None,
+                        phase: Phase::Over,
+                    };
+                    if reject {
+                        if let Ok(p) = arb.try_acquire(list) {
+                            call.granted = Some(k);
+                            call.phase = Phase::Holding(p);
+                        }
+                    } else {
+                        let mut fut = arb.acquire(list);
+                        match Pin::new(&mut fut).poll(cx) {
+                            Poll::Ready(Ok(p)) => {
+                                call.granted = Some(k);
+                                call.phase = Phase::Holding(p);
+                            }
+                            Poll::Ready(Err(Closed)) => prop_assert!(false, "closed"),
+                            Poll::Pending => {
+                                call.queued = true;
+                                call.phase = Phase::Waiting(fut);
+                            }
+                        }
+                    }
+                    calls.push(call);
+                }
+                Step::Release(i) => {
+                    let holding: Vec<usize> = (0..calls.len())
+                        .filter(|&c| matches!(calls[c].phase, Phase::Holding(_)))
+                        .collect();
+                    if !holding.is_empty() {
+                        let c = holding[i % holding.len()];
+                        calls[c].phase = Phase::Over;
+                        calls[c].released = Some(k);
+                    }
+                }
+                Step::Cancel(i) => {
+                    let waiting: Vec<usize> = (0..calls.len())
+                        .filter(|&c| matches!(calls[c].phase, Phase::Waiting(_)))
+                        .collect();
+                    if !waiting.is_empty() {
+                        let c = waiting[i % waiting.len()];
+                        calls[c].phase = Phase::Over;
+                        calls[c].cancelled = Some(k);
+                    }
+                }
+            }
+            // Observe this step's grants.
+            for c in calls.iter_mut() {
+                if let Phase::Waiting(fut) = &mut c.phase {
+                    match Pin::new(fut).poll(cx) {
+                        Poll::Pending => {}
+                        Poll::Ready(Ok(p)) => {
+                            c.granted = Some(k);
+                            c.phase = Phase::Holding(p);
+                        }
+                        Poll::Ready(Err(Closed)) => prop_assert!(false, "closed"),
+                    }
+                }
+            }
+            // Exactness: the arbiter's figures are the units held.
+            for (r, b) in arb.snapshot().iter().enumerate() {
+                let held: u32 = calls
+                    .iter()
+                    .filter(|c| matches!(c.phase, Phase::Holding(_)))
+                    .flat_map(|c| c.units.iter())
+                    .filter(|&&(x, _)| x == r)
+                    .map(|&(_, u)| u)
+                    .sum();
+                prop_assert_eq!(b.in_use, held);
+                prop_assert!(b.in_use <= b.capacity);
+            }
+            k += 1;
+            prop_assert!(k < 10 * total + 100, "the schedule does not drain");
+        }
+        check_bound(&calls)
+    }
+
+    /// DESIGN §8.1 for every call that queued.
+    fn check_bound(calls: &[Call<'_>]) -> Result<(), TestCaseError> {
+        let released = |c: &Call<'_>| c.released.unwrap_or(NEVER);
+        for (wi, w) in calls.iter().enumerate().filter(|(_, c)| c.queued) {
+            let overlaps = |c: &Call<'_>| c.resources.iter().any(|r| w.resources.contains(r));
+            let others = || {
+                calls
+                    .iter()
+                    .enumerate()
+                    .filter(move |&(i, c)| i != wi && overlaps(c))
+                    .map(|(_, c)| c)
+            };
+            // (1): units held at W's arrival, and units granted to earlier
+            // arrivals, released (an earlier waiter that left: its leaving).
+            let mut t1 = w.arrival;
+            for c in others() {
+                let held_at_arrival =
+                    c.granted.is_some_and(|g| g < w.arrival) && released(c) >= w.arrival;
+                let earlier_waiter =
+                    c.arrival < w.arrival && c.queued && c.granted.is_none_or(|g| g >= w.arrival);
+                if held_at_arrival || (earlier_waiter && c.granted.is_some()) {
+                    t1 = t1.max(released(c));
+                } else if earlier_waiter {
+                    t1 = t1.max(c.cancelled.unwrap_or(NEVER));
+                }
+            }
+            if t1 == NEVER {
+                continue;
+            }
+            // (2): units later arrivals took by passing W before then.
+            let mut t2 = t1;
+            for c in others().filter(|c| c.arrival > w.arrival) {
+                if c.granted.is_some_and(|g| g < t1) {
+                    t2 = t2.max(released(c));
+                }
+            }
+            let waiting_at =
+                |s: usize| w.granted.is_none_or(|g| g > s) && w.cancelled.is_none_or(|x| x > s);
+            if t2 != NEVER {
+                prop_assert!(
+                    !waiting_at(t2),
+                    "call {} (arrived at step {}) still waits at step {} past its bound \
+                     ((1) ended at {})",
+                    wi,
+                    w.arrival,
+                    t2,
+                    t1
+                );
+            }
+            for (ci, c) in calls.iter().enumerate() {
+                if ci == wi || c.arrival < w.arrival || !overlaps(c) {
+                    continue;
+                }
+                if let Some(g) = c.granted.filter(|&g| g >= t1) {
+                    prop_assert!(
+                        !waiting_at(g) || (g == w.granted.unwrap_or(NEVER)),
+                        "call {} (arrived at {}) passed waiter {} at step {} after its \
+                         part (1) ended at {}",
+                        ci,
+                        c.arrival,
+                        wi,
+                        g,
+                        t1
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+            ..ProptestConfig::default()
+        })]
+        #[test]
+        fn every_waiter_is_granted_within_the_fairness_bound(
+            caps in proptest::array::uniform3(1u32..=3),
+            steps in proptest::collection::vec(step(), 1..60),
+        ) {
+            run(caps, &steps)?;
+        }
+    }
+}
+
 /// Model checks of the arbiter's state machine: every interleaving of grant,
 /// release, cancel and close among 2–3 threads on small capacities.
 /// Run with `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
@@ -529,6 +1082,7 @@ mod loom_tests {
     use super::*;
     use loom::future::block_on;
     use loom::thread;
+    use std::task::Waker;
 
     fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
         list.iter()
@@ -585,7 +1139,11 @@ mod loom_tests {
 
     #[test]
     fn a_cancelled_waiter_never_strands_units() {
-        loom::model(|| {
+        // Bounded like the three-task model: the lock-free release and the
+        // queued waiter's CAS fallbacks multiply the interleavings.
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
             let arb = Arc::new(Arbiter::new([2]));
             let two = needs(&[(0, 2)]);
             let held = arb.try_acquire(&two).unwrap();
@@ -654,6 +1212,93 @@ mod loom_tests {
             waiter.join().unwrap();
             closer.join().unwrap();
             assert_quiescent(&arb);
+        });
+    }
+
+    #[test]
+    fn reject_probes_and_the_fast_path_never_exceed_capacity() {
+        use loom::sync::atomic::{AtomicU32, Ordering};
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let arb = Arc::new(Arbiter::new([1]));
+            let inside = Arc::new(AtomicU32::new(0));
+            let enter = |inside: &AtomicU32| {
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "over capacity");
+                inside.fetch_sub(1, Ordering::SeqCst);
+            };
+            let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+            let waiter = thread::spawn(move || {
+                let one = needs(&[(0, 1)]);
+                let p = block_on(a.acquire(&one)).unwrap();
+                enter(&i);
+                drop(p);
+            });
+            let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+            let prober = thread::spawn(move || {
+                let one = needs(&[(0, 1)]);
+                if let Ok(p) = a.try_acquire(&one) {
+                    enter(&i);
+                    drop(p);
+                };
+            });
+            let one = needs(&[(0, 1)]);
+            if let Ok(p) = arb.try_acquire(&one) {
+                enter(&inside);
+                drop(p);
+            }
+            waiter.join().unwrap();
+            prober.join().unwrap();
+            assert_quiescent(&arb);
+        });
+    }
+
+    /// DESIGN §8.1 with a two-budget waiter W and two single-budget
+    /// newcomers: once the unit held at W's arrival is released, no newcomer
+    /// is granted `a` or `b` before W (in every interleaving).
+    #[test]
+    fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(2);
+        model.check(|| {
+            let arb = Arc::new(Arbiter::new([1, 1]));
+            let b = needs(&[(1, 1)]);
+            let ab = needs(&[(0, 1), (1, 1)]);
+            let held = arb.try_acquire(&b).unwrap();
+            let mut w = Box::pin(arb.acquire(&ab));
+            let cx = &mut Context::from_waker(Waker::noop());
+            assert!(w.as_mut().poll(cx).is_pending(), "b is held: W queues");
+            let newcomer = |list: &'static [(usize, u32)]| {
+                let arb = Arc::clone(&arb);
+                thread::spawn(move || {
+                    let n = needs(list);
+                    drop(block_on(arb.acquire(&n)).unwrap());
+                })
+            };
+            let on_a = newcomer(&[(0, 1)]);
+            let on_b = newcomer(&[(1, 1)]);
+            drop(held);
+            drop(block_on(w).unwrap());
+            on_a.join().unwrap();
+            on_b.join().unwrap();
+            assert_quiescent(&arb);
+            let log = arb.take_log();
+            let released = log
+                .iter()
+                .position(|e| matches!(e, Event::Released { stamp: 0, .. }))
+                .expect("the held unit of b is released under the lock (W waits)");
+            let granted = log
+                .iter()
+                .position(
+                    |e| matches!(e, Event::Granted { stamp: 1, resources } if resources.len() == 2),
+                )
+                .expect("W (ticket 1, the only two-budget call) is granted");
+            assert!(
+                !log[released..granted]
+                    .iter()
+                    .any(|e| matches!(e, Event::Granted { .. })),
+                "a newcomer passed W after its part (1) ended: {log:?}"
+            );
         });
     }
 }

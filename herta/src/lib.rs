@@ -85,6 +85,7 @@ mod context;
 mod contract;
 mod error;
 mod keys;
+mod loom;
 mod operation;
 mod outcome;
 mod resource;
@@ -92,6 +93,7 @@ mod runtime;
 #[cfg(feature = "tower")]
 pub mod tower;
 pub mod trace;
+mod waiters;
 
 #[doc(hidden)]
 pub mod __private;
