@@ -163,6 +163,7 @@ impl Budget {
         (self.word.load(Ordering::Acquire) >> 1) as u32
     }
 
+    #[inline]
     fn note_peak(&self, word_after: u64) {
         let in_use = self.capacity - (word_after >> 1) as u32;
         if in_use > self.peak_in_use.load(Ordering::Relaxed) {
@@ -170,6 +171,7 @@ impl Budget {
         }
     }
 
+    #[inline]
     fn try_take_fast(&self, units: u32) -> Fast {
         let need = u64::from(units) * UNIT;
         let mut cur = self.word.load(Ordering::Relaxed);
@@ -194,6 +196,7 @@ impl Budget {
     }
 
     /// Gives units back without the lock; false if `SLOW` is set.
+    #[inline]
     fn try_give_fast(&self, units: u32) -> bool {
         let give = u64::from(units) * UNIT;
         let mut cur = self.word.load(Ordering::Relaxed);
@@ -540,6 +543,7 @@ impl Arbiter {
     }
 
     /// Takes every need at once, or nothing, without waiting.
+    #[inline]
     pub(crate) fn try_acquire<'a>(
         &'a self,
         needs: &'a Arc<[Need]>,
@@ -551,6 +555,15 @@ impl Arbiter {
                 Fast::Slow => {}
             }
         }
+        self.try_acquire_locked(needs)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_locked<'a>(
+        &'a self,
+        needs: &'a Arc<[Need]>,
+    ) -> Result<Permit<'a>, TryAcquireError> {
         let mut state = self.lock();
         if state.closed {
             return Err(TryAcquireError::Closed);
@@ -579,19 +592,25 @@ impl Arbiter {
         }
     }
 
+    #[inline]
     fn release(&self, needs: &[Need], stamp: u64) {
         // Lock-free while no waiter needs the budget; from the first budget
         // that is `SLOW` on, under the lock.
-        let Some(first_slow) = needs
+        if let Some(first_slow) = needs
             .iter()
             .position(|n| !self.budgets[n.resource].try_give_fast(n.units))
-        else {
-            return;
-        };
+        {
+            self.release_locked(&needs[first_slow..], stamp);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_locked(&self, needs: &[Need], stamp: u64) {
         let mut wake = WakeList::new();
         {
             let mut state = self.lock();
-            if state.give_back(&self.budgets, &needs[first_slow..], stamp) {
+            if state.give_back(&self.budgets, needs, stamp) {
                 state.pass(&self.budgets, &mut wake);
             }
         }
@@ -655,6 +674,7 @@ pub(crate) struct Permit<'a> {
 }
 
 impl Drop for Permit<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.arbiter.release(self.needs, self.stamp);
     }
