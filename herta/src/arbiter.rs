@@ -745,7 +745,7 @@ impl Drop for Acquire<'_> {
         {
             let mut state = arbiter.lock();
             let st = &mut *state;
-            let (status, waiter) = st.waiters.leave(slot, &mut st.queue);
+            let (status, waiter) = st.waiters.leave(slot, |_| &mut st.queue);
             match status {
                 Status::Queued => {
                     State::stop_waiting(&mut st.track, &arbiter.budgets, &waiter.needs, st.closed);

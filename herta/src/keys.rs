@@ -297,8 +297,9 @@ impl<K: Hash + Eq> Drop for AcquireKey<'_, K> {
             let State {
                 entries, waiters, ..
             } = &mut *state;
-            let entry = *waiters.value(slot);
-            match waiters.leave(slot, &mut entries[entry].queue) {
+            // The entry is looked up only while we are queued on it: once
+            // withdrawn (closed), the entry may be gone or its slot reused.
+            match waiters.leave(slot, |&entry| &mut entries[entry].queue) {
                 // Handed the key but never saw it: pass it on.
                 (Status::Granted, entry) => state.release(entry),
                 _ => None,
@@ -368,6 +369,22 @@ mod tests {
             panic!("second should hold the key")
         };
         drop(g);
+        assert_eq!(table.len(), 0);
+    }
+
+    #[test]
+    fn a_withdrawn_waiter_dropped_after_its_entry_left_touches_nothing() {
+        // Found by the hammer with shutdown racing: close withdraws the
+        // waiter, the holder releases (the entry goes), then the waiter's
+        // future is dropped unpolled.
+        let table = KeyTable::new();
+        let held = table.try_acquire(1).unwrap();
+        let mut w = table.acquire(1);
+        assert!(poll(&mut w).is_pending());
+        table.close();
+        drop(held);
+        assert_eq!(table.len(), 0);
+        drop(w);
         assert_eq!(table.len(), 0);
     }
 
@@ -448,6 +465,27 @@ mod loom_tests {
             }
             waiter.join().unwrap();
             prober.join().unwrap();
+            assert_eq!(table.len(), 0);
+        });
+    }
+
+    #[test]
+    fn close_racing_a_release_and_a_waiter_that_gives_up() {
+        loom::model(|| {
+            let table = Arc::new(KeyTable::new());
+            let held = table.try_acquire(1u8).unwrap();
+            let t = Arc::clone(&table);
+            // Queued once, then dropped: granted, withdrawn or still queued.
+            let waiter = thread::spawn(move || {
+                let mut fut = t.acquire(1);
+                let _ = Pin::new(&mut fut).poll(&mut Context::from_waker(Waker::noop()));
+                drop(fut);
+            });
+            let t = Arc::clone(&table);
+            let closer = thread::spawn(move || t.close());
+            drop(held);
+            waiter.join().unwrap();
+            closer.join().unwrap();
             assert_eq!(table.len(), 0);
         });
     }

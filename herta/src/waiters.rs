@@ -179,11 +179,17 @@ impl<T> Waiters<T> {
         Poll::Ready((node.status, node.value))
     }
 
-    /// The drop of a waiting future: removes the node (unlinking it from
-    /// `list` if still queued) and says what state it was in; the caller
-    /// hands a `Granted` node's grant on.
-    pub(crate) fn leave(&mut self, slot: usize, list: &mut List) -> (Status, T) {
+    /// The drop of a waiting future: removes the node (unlinking it from the
+    /// list `list` finds for its value, which is asked only while the node
+    /// is still queued: a granted or withdrawn node's list may be gone) and
+    /// says what state it was in; the caller hands a `Granted` node's grant on.
+    pub(crate) fn leave<'l>(
+        &mut self,
+        slot: usize,
+        list: impl FnOnce(&T) -> &'l mut List,
+    ) -> (Status, T) {
         if self.nodes[slot].status == Status::Queued {
+            let list = list(&self.nodes[slot].value);
             self.unlink(list, slot);
         }
         let node = self.nodes.remove(slot);
@@ -246,9 +252,9 @@ mod tests {
         let mut list = List::new();
         let waker = Waker::noop();
         let slots: Vec<usize> = (0..5).map(|i| w.push_back(&mut list, i, waker)).collect();
-        assert_eq!(w.leave(slots[2], &mut list), (Status::Queued, 2));
-        assert_eq!(w.leave(slots[0], &mut list), (Status::Queued, 0));
-        assert_eq!(w.leave(slots[4], &mut list), (Status::Queued, 4));
+        assert_eq!(w.leave(slots[2], |_| &mut list), (Status::Queued, 2));
+        assert_eq!(w.leave(slots[0], |_| &mut list), (Status::Queued, 0));
+        assert_eq!(w.leave(slots[4], |_| &mut list), (Status::Queued, 4));
         assert_eq!(list.len(), 2);
         let mut order = Vec::new();
         let mut cur = list.front();
@@ -262,7 +268,12 @@ mod tests {
         assert_eq!(w.poll(slots[1], waker), Poll::Ready((Status::Granted, 1)));
         w.withdraw_all(&mut list, &mut wake);
         assert_eq!(list.len(), 0);
-        assert_eq!(w.leave(slots[3], &mut list), (Status::Withdrawn, 3));
+        assert_eq!(
+            w.leave(slots[3], |_| -> &mut List {
+                unreachable!("withdrawn: no list")
+            }),
+            (Status::Withdrawn, 3)
+        );
         wake.wake_all();
     }
 
