@@ -95,8 +95,11 @@
 //! Uncontended single-budget call: one CAS to take, one to give back, no
 //! allocation. A cancelled waiter: O(budgets it needs) to unlink plus a pass,
 //! which stops at once when no budget with waiters has free units (a full
-//! budget's disconnect storm costs O(1) per waiter). A budget's queue length
-//! is its `waiting` count, read in O(1) under the lock.
+//! budget's disconnect storm costs O(1) per waiter). While some budget with
+//! waiters has free units (a multi-budget queue short elsewhere), a pass may
+//! scan further, up to the queue's length: the price of letting waiters pass
+//! on budgets an earlier waiter is not short of. A budget's queue length is
+//! its `waiting` count, read in O(1) under the lock.
 
 use std::future::Future;
 use std::pin::Pin;
