@@ -9,7 +9,11 @@
 //!   (BenchmarkKeyedSerialization and key-map churn);
 //! * `multi_resource/<budgets>`: 2 and 3 budgets of 4 (BenchmarkMultiResource);
 //! * `retry/<max>`: an always-Transient handler, max 1 vs 3
-//!   (BenchmarkRetryOverhead).
+//!   (BenchmarkRetryOverhead);
+//! * `threads/<n>`: 1 and 2 OS threads calling at once, each on its own
+//!   current-thread runtime, one shared herta runtime (capacity 4) vs one
+//!   shared `Semaphore` (4): the time of one call on each thread, so 2 vs 1
+//!   is how much a second caller in parallel slows each call down.
 //!
 //! Before the timings, the bench prints heap allocations per call for each
 //! scenario (a counting global allocator).
@@ -528,8 +532,73 @@ fn allocation_report() {
     println!();
 }
 
+/// Each of `threads` OS threads makes `iters` calls on its own
+/// current-thread runtime; returns the wall time (so per-iteration time is
+/// the time of one call on each thread).
+fn on_threads<F: Future<Output = ()>>(
+    threads: u64,
+    iters: u64,
+    call: impl Fn(u64) -> F + Sync,
+) -> Duration {
+    let start = std::sync::Barrier::new(threads as usize);
+    let took: Vec<Duration> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (call, start) = (&call, &start);
+                scope.spawn(move || {
+                    let rt = current_thread();
+                    rt.block_on(async {
+                        start.wait();
+                        let began = Instant::now();
+                        for i in 0..iters {
+                            call(i).await;
+                        }
+                        began.elapsed()
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("caller thread"))
+            .collect()
+    });
+    took.into_iter().max().unwrap_or_default()
+}
+
+fn bench_threads(c: &mut Criterion) {
+    let herta = herta_runtime();
+    let work = Work::bind(&herta).expect("bind");
+    let sem = Semaphore::new(4);
+    let mut g = c.benchmark_group("threads");
+    for threads in [1u64, 2] {
+        g.bench_with_input(BenchmarkId::new("semaphore", threads), &threads, |b, &n| {
+            b.iter_custom(|iters| {
+                on_threads(n, iters, |i| {
+                    let sem = &sem;
+                    async move {
+                        black_box(semaphore_call(sem, i).await);
+                    }
+                })
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("herta", threads), &threads, |b, &n| {
+            b.iter_custom(|iters| {
+                on_threads(n, iters, |i| {
+                    let work = &work;
+                    async move {
+                        black_box(work.call(i).await.ok());
+                    }
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
+    bench_threads,
     bench_uncontended,
     bench_contention,
     bench_keyed,

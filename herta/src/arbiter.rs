@@ -1,5 +1,5 @@
 //! The budget arbiter: all-or-nothing, fair acquisition of several weighted
-//! budgets at once.
+//! budgets at once, with a lock-free fast path.
 //!
 //! # Interface
 //!
@@ -7,60 +7,115 @@
 //! [`Need`]s (resource index, units) and gets a [`Permit`] whose `Drop`
 //! returns all of them: [`Arbiter::try_acquire`] never waits (admission
 //! `Reject`), [`Arbiter::acquire`] queues (admission `Wait`).
-//! [`Arbiter::close`] withdraws every waiter with
-//! [`AcquireError::Closed`].
+//! [`Arbiter::close`] withdraws every waiter with [`AcquireError::Closed`].
 //!
-//! # Algorithm
+//! # Two layers
 //!
-//! All state sits behind one mutex: per budget its free units and a `blocked`
-//! flag, and one queue of waiters in arrival order. A waiter holds **no** unit
-//! until it is granted all of its units in one step (all-or-nothing), so no
-//! waiter ever holds one budget while it waits for another: there is no
-//! hold-and-wait, hence no deadlock, whatever order contracts name their
+//! **Per budget, one atomic word**: `free units << 1 | SLOW`. While `SLOW`
+//! is clear, no queued waiter needs the budget, and a single-budget call
+//! takes and returns units with one compare-and-swap each, without the lock
+//! (the uncontended path). `SLOW` is set, under the lock, while some waiter
+//! needing the budget is queued, while a lock holder works on the budget, and
+//! for good once the arbiter is closed. While it is set, the word changes
+//! only under the lock (the CAS of the fast path fails on it and falls back
+//! to the lock), so every acquisition and release of a contended budget is
+//! serialized with the queue, and a release always runs the grant pass.
+//!
+//! **Under one mutex**: the queue of waiters in arrival order (the shared
+//! waiter core, [`crate::waiters`]: O(1) unlink of a cancelled waiter, wakers
+//! woken after the lock is released, no allocation per pass), and per budget
+//! the number of queued waiters needing it, a `blocked` flag, and the data
+//! of the fairness bound below. Multi-budget calls always take the lock: they
+//! set `SLOW` on each of their budgets before reading them, so no other
+//! caller ever sees a partial take.
+//!
+//! A waiter holds **no** unit until it is granted all of its units in one
+//! step, so no waiter holds one budget while it waits for another: there is
+//! no hold-and-wait, hence no deadlock, whatever order contracts name their
 //! resources in.
 //!
-//! Grants happen in a *pass* over the queue, in arrival order, after every
-//! event that can make progress possible (a release, a cancelled waiter). A
-//! waiter is granted when, for each of its needs, the budget has enough free
-//! units **and** is not `blocked`. When a waiter cannot be granted, every
-//! budget it is blocked on (short of units, or blocked by an earlier waiter)
-//! is marked `blocked` for the rest of the pass. Hence:
+//! # Grant pass and the fairness bound (DESIGN §8.1)
 //!
-//! * per budget, waiters are granted in arrival order: a later waiter passes an
-//!   earlier one only if it needs none of the budgets the earlier one is
-//!   blocked on (it may use a budget the earlier one also needs but is not
-//!   short of);
-//! * no starvation: a large waiter blocks its short budgets for everyone who
-//!   arrives after it, so it is granted as soon as the holders present when it
-//!   arrived (and earlier waiters) have released;
-//! * a new arrival (and a `Reject` probe) is granted at once only if it could
-//!   be granted at the end of the queue, using the `blocked` flags of the last
-//!   pass — `Reject` never overtakes a queued waiter on the same budget.
+//! Every acquisition gets a *stamp*, a point in arrival order: a queued
+//! waiter its ticket (1, 2, …, one per waiter queued), a grant at once the
+//! current ticket count, a lock-free grant 0 (the fast path runs only while
+//! no waiter needs the budget, so it precedes every waiter that does). Per
+//! budget, while waiters need it, the arbiter knows the smallest stamp among
+//! the units held (units held before the first of those waiters queued count
+//! as stamp 0; later ones are kept in a small sorted vector reused across
+//! sessions).
 //!
-//! # Invariants (checked by the loom models and the scenario tests)
+//! A waiter W (ticket t) is **mature** when, for each budget it needs, no
+//! earlier queued waiter needs that budget and no unit of it is held with a
+//! stamp below t: every unit held when W arrived, and every unit granted to
+//! earlier waiters, has been released — part (1) of the bound.
+//!
+//! A *pass* runs, in arrival order, after every event that can change who may
+//! be granted (a release on a budget with waiters, a waiter leaving). For
+//! each waiter: if each of its budgets has enough free units and is not
+//! `blocked`, it is granted; otherwise it marks `blocked` the budgets it is
+//! short of — or, if mature, **all** of its budgets. A later waiter, and a
+//! newcomer (whether `Wait` or `Reject`), is granted only on budgets that are
+//! not `blocked`. The scan stops as soon as no budget with waiters has free
+//! units and is unblocked: nothing after that point could be granted.
+//!
+//! **Bound.** A waiter W is granted no later than (1) every unit held at W's
+//! arrival, and every unit granted to waiters that arrived before W, on the
+//! budgets W needs, has been released, and then (2) the units that later
+//! arrivals took on those budgets by passing W before that moment have been
+//! released. Proof: the event that completes (1) runs a pass in which W is
+//! mature; from then on W is the oldest waiter on each of its budgets (so no
+//! earlier waiter competes) and blocks all of them (so no later arrival takes
+//! a unit of them), and maturity never ends; the only units of those budgets
+//! still held are the bypassers' of (2), and the release of the last of them
+//! runs the pass that grants W. Before (1), a later arrival may pass W only
+//! on budgets W is not short of (bypass keeps concurrency). Hence:
+//!
+//! * per budget, waiters short of it are granted in arrival order;
+//! * no starvation: not a large waiter by small ones, not a multi-budget
+//!   waiter by single-budget newcomers taking its budgets in turn;
+//! * `Reject` never overtakes a queued waiter on a budget that waiter blocks.
+//!
+//! # Invariants (checked by the loom models, the unit tests, the fairness
+//! property and the scenario tests)
 //!
 //! 1. `0 <= free <= capacity` for every budget; units held = `capacity - free`.
-//! 2. After every operation, no queued waiter could be granted (the pass ran).
-//! 3. A waiter's units are either all queued-for or all granted; a granted
+//! 2. A budget some queued waiter needs has `SLOW` set.
+//! 3. After every operation, no queued waiter could be granted (the pass ran),
+//!    and the `blocked` flags are those of the last pass.
+//! 4. A waiter's units are either all queued-for or all granted; a granted
 //!    waiter dropped before it saw its grant returns them and a pass runs, so
-//!    the units reach the next waiter at once.
-//! 4. After `close`, the queue is empty and every waiter has seen [`AcquireError::Closed`].
+//!    the units reach the next waiter at once (the same hand-on covers a
+//!    later `max_wait` expiry).
+//! 5. After `close`, the queue is empty, every waiter has seen [`AcquireError::Closed`],
+//!    and `SLOW` stays set, so every later call takes the lock and is refused.
 //!
-//! The uncontended path (free units, empty queue) takes the lock once to
-//! acquire and once to release and allocates nothing.
+//! # Costs
+//!
+//! Uncontended single-budget call: one CAS to take, one to give back, no
+//! allocation. A cancelled waiter: O(budgets it needs) to unlink plus a pass,
+//! which stops at once when no budget with waiters has free units (a full
+//! budget's disconnect storm costs O(1) per waiter). While some budget with
+//! waiters has free units (a multi-budget queue short elsewhere), a pass may
+//! scan further, up to the queue's length: the price of letting waiters pass
+//! on budgets an earlier waiter is not short of. A budget's queue length is
+//! its `waiting` count, read in O(1) under the lock.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-use slab::Slab;
+use crate::loom::{lock, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::waiters::{List, Status, Waiters, WakeList};
 
-#[cfg(loom)]
-use loom::sync::{Mutex, MutexGuard};
-#[cfg(not(loom))]
-use std::sync::{Mutex, MutexGuard};
+mod budget;
+mod state;
+
+use budget::{Budget, Fast, UNIT};
+#[cfg(all(test, loom))]
+pub(crate) use state::Event;
+use state::{State, Track};
 
 /// Units of one budget, by the budget's index in the arbiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,194 +158,89 @@ pub(crate) struct BudgetSnapshot {
 }
 
 pub(crate) struct Arbiter {
+    budgets: Box<[Budget]>,
     state: Mutex<State>,
-}
-
-struct Budget {
-    capacity: u32,
-    free: u32,
-    peak_in_use: u32,
-    /// Queued waiters that need this budget.
-    waiting: u32,
-    /// Some queued waiter is blocked on this budget (as of the last pass).
-    blocked: bool,
-    /// The most waiters that may queue for this budget (`u32::MAX`: no limit).
-    queue_limit: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Queued,
-    Granted,
-    Withdrawn,
-}
-
-struct Waiter {
-    needs: Arc<[Need]>,
-    waker: Option<Waker>,
-    status: Status,
-}
-
-struct State {
-    budgets: Vec<Budget>,
-    /// Queued waiters (slab keys), oldest first.
-    queue: VecDeque<usize>,
-    waiters: Slab<Waiter>,
-    closed: bool,
-}
-
-impl State {
-    /// The first budget among `needs` that cannot grant now: short of units,
-    /// or blocked by an earlier waiter.
-    fn blocked_on(&self, needs: &[Need]) -> Option<usize> {
-        needs
-            .iter()
-            .find(|n| {
-                let b = &self.budgets[n.resource];
-                b.blocked || b.free < n.units
-            })
-            .map(|n| n.resource)
-    }
-
-    /// The first budget among `needs` whose queue is at its limit.
-    fn queue_full(&self, needs: &[Need]) -> Option<usize> {
-        needs
-            .iter()
-            .find(|n| {
-                let b = &self.budgets[n.resource];
-                b.waiting >= b.queue_limit
-            })
-            .map(|n| n.resource)
-    }
-
-    fn take(&mut self, needs: &[Need]) {
-        for n in needs {
-            let b = &mut self.budgets[n.resource];
-            b.free -= n.units;
-            b.peak_in_use = b.peak_in_use.max(b.capacity - b.free);
-        }
-    }
-
-    fn give_back(&mut self, needs: &[Need]) {
-        for n in needs {
-            let b = &mut self.budgets[n.resource];
-            b.free += n.units;
-            debug_assert!(b.free <= b.capacity, "released more units than held");
-        }
-    }
-
-    /// Marks every budget `needs` is short of as blocked. Returns how many
-    /// of them were *open* before (free units and not blocked), for the pass.
-    fn block(&mut self, needs: &[Need]) -> usize {
-        let mut closed = 0;
-        for n in needs {
-            let b = &mut self.budgets[n.resource];
-            if !b.blocked && b.free < n.units {
-                b.blocked = true;
-                closed += usize::from(b.free > 0);
-            }
-        }
-        closed
-    }
-
-    fn stop_waiting(&mut self, needs: &[Need]) {
-        for n in needs {
-            self.budgets[n.resource].waiting -= 1;
-        }
-    }
-
-    /// Grants, in arrival order, every queued waiter that can be granted, and
-    /// recomputes the `blocked` flags. Returns the wakers to wake once the
-    /// lock is released.
-    ///
-    /// The scan stops as soon as no budget is *open* (free units and not
-    /// blocked): no later waiter could be granted then, and every check made
-    /// before the next pass sees such a budget as short or blocked anyway.
-    /// Passes run only after a release or a cancellation, the only events
-    /// that add free units. So a release on a budget with a long queue costs
-    /// the grants it makes, not the length of the queue.
-    fn pass(&mut self) -> Vec<Waker> {
-        let mut wake = Vec::new();
-        let mut open = 0usize;
-        for b in &mut self.budgets {
-            b.blocked = false;
-            open += usize::from(b.free > 0);
-        }
-        let mut i = 0;
-        while i < self.queue.len() && open > 0 {
-            let key = self.queue[i];
-            let needs = Arc::clone(&self.waiters[key].needs);
-            if self.blocked_on(&needs).is_some() {
-                open -= self.block(&needs);
-                i += 1;
-                continue;
-            }
-            self.take(&needs);
-            open -= needs
-                .iter()
-                .filter(|n| self.budgets[n.resource].free == 0)
-                .count();
-            self.stop_waiting(&needs);
-            self.queue.remove(i);
-            let w = &mut self.waiters[key];
-            w.status = Status::Granted;
-            wake.extend(w.waker.take());
-        }
-        wake
-    }
-}
-
-fn wake_all(wakers: Vec<Waker>) {
-    for w in wakers {
-        w.wake();
-    }
 }
 
 impl Arbiter {
     /// An arbiter over budgets with these capacities (index = resource).
     pub(crate) fn new(capacities: impl IntoIterator<Item = u32>) -> Self {
-        let budgets = capacities
+        let budgets: Box<[Budget]> = capacities
             .into_iter()
             .map(|capacity| Budget {
+                word: AtomicU64::new(u64::from(capacity) * UNIT),
+                peak_in_use: AtomicU32::new(0),
                 capacity,
-                free: capacity,
-                peak_in_use: 0,
+            })
+            .collect();
+        let track = budgets
+            .iter()
+            .map(|_| Track {
                 waiting: 0,
                 blocked: false,
+                claimed: false,
+                session: 0,
+                untracked: 0,
+                young: Vec::new(),
                 queue_limit: u32::MAX,
             })
             .collect();
         Arbiter {
+            budgets,
             state: Mutex::new(State {
-                budgets,
-                queue: VecDeque::new(),
-                waiters: Slab::new(),
+                track,
+                waiters: Waiters::new(),
+                queue: List::new(),
+                tickets: 0,
                 closed: false,
+                #[cfg(test)]
+                log: Vec::new(),
             }),
         }
     }
 
     /// Limits how many waiters may queue for each budget, by index (`None`:
     /// no limit). A waiter that would exceed a budget's limit is refused
-    /// with [`AcquireError::QueueFull`] instead of queuing.
+    /// with [`AcquireError::QueueFull`] instead of queuing. The queue length
+    /// is the budget's `waiting` count, kept by the waiter core.
     pub(crate) fn limit_queues(&mut self, limits: impl IntoIterator<Item = Option<u32>>) {
         let mut state = self.lock();
-        for (b, limit) in state.budgets.iter_mut().zip(limits) {
-            b.queue_limit = limit.unwrap_or(u32::MAX);
+        for (t, limit) in state.track.iter_mut().zip(limits) {
+            t.queue_limit = limit.unwrap_or(u32::MAX);
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        #[cfg(loom)]
-        return self.state.lock().unwrap();
-        #[cfg(not(loom))]
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.state)
+    }
+
+    fn permit<'a>(&'a self, needs: &'a [Need], stamp: u64) -> Permit<'a> {
+        Permit {
+            arbiter: self,
+            needs,
+            stamp,
+        }
     }
 
     /// Takes every need at once, or nothing, without waiting.
+    #[inline]
     pub(crate) fn try_acquire<'a>(
+        &'a self,
+        needs: &'a Arc<[Need]>,
+    ) -> Result<Permit<'a>, TryAcquireError> {
+        if let [n] = &needs[..] {
+            match self.budgets[n.resource].try_take_fast(n.units) {
+                Fast::Taken => return Ok(self.permit(needs, 0)),
+                Fast::Short => return Err(TryAcquireError::Busy(n.resource)),
+                Fast::Slow => {}
+            }
+        }
+        self.try_acquire_locked(needs)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_locked<'a>(
         &'a self,
         needs: &'a Arc<[Need]>,
     ) -> Result<Permit<'a>, TryAcquireError> {
@@ -298,14 +248,19 @@ impl Arbiter {
         if state.closed {
             return Err(TryAcquireError::Closed);
         }
-        if let Some(busy) = state.blocked_on(needs) {
-            return Err(TryAcquireError::Busy(busy));
+        for n in needs.iter() {
+            self.budgets[n.resource].freeze();
         }
-        state.take(needs);
-        Ok(Permit {
-            arbiter: self,
-            needs,
-        })
+        let result = match state.blocked_on(&self.budgets, needs) {
+            Some(busy) => Err(TryAcquireError::Busy(busy)),
+            None => {
+                let stamp = state.tickets;
+                state.take(&self.budgets, needs, stamp);
+                Ok(self.permit(needs, stamp))
+            }
+        };
+        state.thaw_idle(&self.budgets, needs);
+        result
     }
 
     /// Waits until every need can be taken at once, holding nothing meanwhile.
@@ -317,55 +272,77 @@ impl Arbiter {
         }
     }
 
-    fn release(&self, needs: &[Need]) {
-        let wake = {
+    #[inline]
+    fn release(&self, needs: &[Need], stamp: u64) {
+        // Lock-free while no waiter needs the budget; from the first budget
+        // that is `SLOW` on, under the lock.
+        if let Some(first_slow) = needs
+            .iter()
+            .position(|n| !self.budgets[n.resource].try_give_fast(n.units))
+        {
+            self.release_locked(&needs[first_slow..], stamp);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_locked(&self, needs: &[Need], stamp: u64) {
+        let mut wake = WakeList::new();
+        {
             let mut state = self.lock();
-            state.give_back(needs);
-            if state.queue.is_empty() {
-                return;
+            if state.give_back(&self.budgets, needs, stamp) {
+                state.pass(&self.budgets, &mut wake);
             }
-            state.pass()
-        };
-        wake_all(wake);
+        }
+        wake.wake_all();
     }
 
     /// Refuses new acquisitions and withdraws every waiter with
     /// [`AcquireError::Closed`].
     /// Held permits stay valid and release normally. Idempotent.
     pub(crate) fn close(&self) {
-        let wake = {
+        let mut wake = WakeList::new();
+        {
             let mut state = self.lock();
             state.closed = true;
-            let mut wake = Vec::new();
-            while let Some(key) = state.queue.pop_front() {
-                let needs = Arc::clone(&state.waiters[key].needs);
-                state.stop_waiting(&needs);
-                let w = &mut state.waiters[key];
-                w.status = Status::Withdrawn;
-                wake.extend(w.waker.take());
+            for b in self.budgets.iter() {
+                b.freeze();
             }
-            for b in &mut state.budgets {
-                b.blocked = false;
+            let State {
+                track,
+                waiters,
+                queue,
+                ..
+            } = &mut *state;
+            while let Some(slot) = queue.front() {
+                let needs = Arc::clone(&waiters.value(slot).needs);
+                State::stop_waiting(track, &self.budgets, &needs, true);
+                wake.extend(waiters.settle(queue, slot, Status::Withdrawn));
             }
-            wake
-        };
-        wake_all(wake);
+        }
+        wake.wake_all();
     }
 
     /// Every budget's figures, by index.
     pub(crate) fn snapshot(&self) -> Vec<BudgetSnapshot> {
         let state = self.lock();
-        state
-            .budgets
+        self.budgets
             .iter()
-            .map(|b| BudgetSnapshot {
+            .zip(&state.track)
+            .map(|(b, t)| BudgetSnapshot {
                 capacity: b.capacity,
-                in_use: b.capacity - b.free,
-                waiting: b.waiting,
-                peak_in_use: b.peak_in_use,
-                queue_limit: (b.queue_limit != u32::MAX).then_some(b.queue_limit),
+                in_use: b.capacity - b.free(),
+                waiting: t.waiting,
+                peak_in_use: b.peak_in_use.load(Ordering::Relaxed),
+                queue_limit: (t.queue_limit != u32::MAX).then_some(t.queue_limit),
             })
             .collect()
+    }
+
+    /// The grant log so far (loom models only).
+    #[cfg(all(test, loom))]
+    pub(crate) fn take_log(&self) -> Vec<Event> {
+        std::mem::take(&mut self.lock().log)
     }
 }
 
@@ -374,11 +351,14 @@ impl Arbiter {
 pub(crate) struct Permit<'a> {
     arbiter: &'a Arbiter,
     needs: &'a [Need],
+    /// Where this grant sits in arrival order (see the module docs).
+    stamp: u64,
 }
 
 impl Drop for Permit<'_> {
+    #[inline]
     fn drop(&mut self) {
-        self.arbiter.release(self.needs);
+        self.arbiter.release(self.needs, self.stamp);
     }
 }
 
@@ -388,7 +368,7 @@ impl Drop for Permit<'_> {
 pub(crate) struct Acquire<'a> {
     arbiter: &'a Arbiter,
     needs: &'a Arc<[Need]>,
-    /// Our waiter's slab key while queued (or granted but not yet seen).
+    /// Our waiter's slot while queued (or granted but not yet seen).
     slot: Option<usize>,
 }
 
@@ -397,94 +377,95 @@ impl<'a> Future for Acquire<'a> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let mut state = this.arbiter.lock();
-        let Some(key) = this.slot else {
+        let arbiter = this.arbiter;
+        let Some(slot) = this.slot else {
             // First poll: take at once if we could be granted at the end of
             // the queue, else queue up holding nothing.
+            if let [n] = &this.needs[..] {
+                if let Fast::Taken = arbiter.budgets[n.resource].try_take_fast(n.units) {
+                    return Poll::Ready(Ok(arbiter.permit(this.needs, 0)));
+                }
+            }
+            let mut state = arbiter.lock();
             if state.closed {
                 return Poll::Ready(Err(AcquireError::Closed));
             }
-            if state.blocked_on(this.needs).is_none() {
-                state.take(this.needs);
-                return Poll::Ready(Ok(Permit {
-                    arbiter: this.arbiter,
-                    needs: this.needs,
-                }));
+            for n in this.needs.iter() {
+                arbiter.budgets[n.resource].freeze();
             }
-            if let Some(full) = state.queue_full(this.needs) {
+            if state.blocked_on(&arbiter.budgets, this.needs).is_none() {
+                let stamp = state.tickets;
+                state.take(&arbiter.budgets, this.needs, stamp);
+                state.thaw_idle(&arbiter.budgets, this.needs);
+                return Poll::Ready(Ok(arbiter.permit(this.needs, stamp)));
+            }
+            if let Some(full) = queue_full(&state.track, this.needs) {
+                state.thaw_idle(&arbiter.budgets, this.needs);
                 return Poll::Ready(Err(AcquireError::QueueFull(full)));
             }
-            let needs = Arc::clone(this.needs);
-            state.block(&needs);
-            for n in needs.iter() {
-                state.budgets[n.resource].waiting += 1;
-            }
-            let key = state.waiters.insert(Waiter {
-                needs,
-                waker: Some(cx.waker().clone()),
-                status: Status::Queued,
-            });
-            state.queue.push_back(key);
-            this.slot = Some(key);
+            this.slot = Some(state.enqueue(&arbiter.budgets, this.needs, cx));
             return Poll::Pending;
         };
-        match state.waiters[key].status {
-            Status::Queued => {
-                let w = &mut state.waiters[key];
-                match &mut w.waker {
-                    Some(old) if old.will_wake(cx.waker()) => {}
-                    slot => *slot = Some(cx.waker().clone()),
-                }
-                Poll::Pending
-            }
-            Status::Granted => {
-                state.waiters.remove(key);
+        let mut state = arbiter.lock();
+        match state.waiters.poll(slot, cx.waker()) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((status, waiter)) => {
                 this.slot = None;
-                Poll::Ready(Ok(Permit {
-                    arbiter: this.arbiter,
-                    needs: this.needs,
-                }))
-            }
-            Status::Withdrawn => {
-                state.waiters.remove(key);
-                this.slot = None;
-                Poll::Ready(Err(AcquireError::Closed))
+                drop(state);
+                Poll::Ready(match status {
+                    Status::Granted => Ok(arbiter.permit(this.needs, waiter.ticket)),
+                    _ => Err(AcquireError::Closed),
+                })
             }
         }
     }
 }
 
+/// The first budget among `needs` whose queue is at its limit.
+fn queue_full(track: &[Track], needs: &[Need]) -> Option<usize> {
+    needs
+        .iter()
+        .find(|n| {
+            let t = &track[n.resource];
+            t.waiting >= t.queue_limit
+        })
+        .map(|n| n.resource)
+}
+
 impl Drop for Acquire<'_> {
     fn drop(&mut self) {
-        let Some(key) = self.slot.take() else {
+        let Some(slot) = self.slot.take() else {
             return;
         };
-        let wake = {
-            let mut state = self.arbiter.lock();
-            let waiter = state.waiters.remove(key);
-            match waiter.status {
+        let arbiter = self.arbiter;
+        let mut wake = WakeList::new();
+        {
+            let mut state = arbiter.lock();
+            let st = &mut *state;
+            let (status, waiter) = st.waiters.leave(slot, |_| &mut st.queue);
+            match status {
                 Status::Queued => {
-                    if let Some(pos) = state.queue.iter().position(|&k| k == key) {
-                        state.queue.remove(pos);
-                    }
-                    state.stop_waiting(&waiter.needs);
-                    // Our departure may unblock the waiters behind us.
-                    state.pass()
+                    State::stop_waiting(&mut st.track, &arbiter.budgets, &waiter.needs, st.closed);
+                    // Our departure may unblock, or mature, the waiters behind us.
+                    st.pass(&arbiter.budgets, &mut wake);
                 }
                 Status::Granted => {
                     // Granted but never seen: hand the units on at once.
-                    state.give_back(&waiter.needs);
-                    state.pass()
+                    st.give_back(&arbiter.budgets, &waiter.needs, waiter.ticket);
+                    st.pass(&arbiter.budgets, &mut wake);
                 }
-                Status::Withdrawn => Vec::new(),
+                Status::Withdrawn => {}
             }
-        };
-        wake_all(wake);
+        }
+        wake.wake_all();
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests;
+
+#[cfg(all(test, not(loom)))]
+mod fairness;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -8,18 +8,47 @@
 //!
 //! The key is stored once, in the table; holders and waiters refer to it by
 //! its slot, so serializing costs no clone of the key.
+//!
+//! # Shards
+//!
+//! The table is split into [`SHARDS`] shards by the key's hash, each behind
+//! its own mutex on its own cache line: calls on different keys meet on the
+//! same lock only when their keys hash to the same shard (1 in 16).
+//!
+//! # Waiters
+//!
+//! Each entry's queue is a [`List`] of the shard's waiter core
+//! ([`crate::waiters`], the same one the budget arbiter uses): a cancelled
+//! waiter is unlinked in O(1); a waiter handed the key but dropped before it
+//! saw it hands the key on at once (to the next waiter, or removes the
+//! entry); wakers are woken after the shard's lock is released.
+//!
+//! # Invariants (checked by the loom models and the unit tests)
+//!
+//! 1. An entry exists iff its key is held; its queue holds the waiters for
+//!    it, oldest first, and each is handed the key in that order.
+//! 2. A key is held by at most one guard or granted-but-unseen waiter.
+//! 3. After `close`, every queue is empty and every waiter has seen
+//!    [`Closed`]; held keys stay held until released.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash, RandomState};
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 use hashbrown::HashTable;
 use slab::Slab;
 
 use crate::arbiter::Closed;
+use crate::loom::{lock, Mutex, MutexGuard};
+use crate::waiters::{List, Status, Waiters, WakeList};
+
+/// Shards per table (a power of two). The loom models use one: sharding
+/// only picks which mutex a key meets, and each shard is the same machine.
+#[cfg(not(loom))]
+const SHARDS: usize = 16;
+#[cfg(loom)]
+const SHARDS: usize = 1;
 
 /// Why [`KeyTable::try_acquire`] refused.
 #[derive(Debug)]
@@ -31,8 +60,14 @@ pub(crate) enum TryKeyError<K> {
 }
 
 pub(crate) struct KeyTable<K> {
-    state: Mutex<State<K>>,
+    shards: Box<[Shard<K>]>,
     hasher: RandomState,
+}
+
+/// One shard, on its own cache line.
+#[repr(align(128))]
+struct Shard<K> {
+    state: Mutex<State<K>>,
 }
 
 struct Entry<K> {
@@ -40,66 +75,98 @@ struct Entry<K> {
     /// The key's hash when it was inserted: removal and rehashing use it, so
     /// a key whose `Hash` is not stable cannot corrupt the index.
     hash: u64,
-    /// Waiter slab keys, oldest first.
-    queue: VecDeque<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Queued,
-    Granted,
-    Withdrawn,
-}
-
-struct Waiter {
-    entry: usize,
-    waker: Option<Waker>,
-    status: Status,
+    /// Waiters for the key, oldest first.
+    queue: List,
 }
 
 struct State<K> {
     /// Entry slots, found by key through `index`.
     entries: Slab<Entry<K>>,
     index: HashTable<usize>,
-    waiters: Slab<Waiter>,
+    /// Waiter nodes; each one's value is its entry's slot.
+    waiters: Waiters<usize>,
     closed: bool,
+}
+
+impl<K> State<K> {
+    /// Holds a new entry for `key` (not present).
+    fn insert(&mut self, key: K, hash: u64) -> usize {
+        let State { entries, index, .. } = self;
+        let entry = entries.insert(Entry {
+            key,
+            hash,
+            queue: List::new(),
+        });
+        index.insert_unique(hash, entry, |&e| entries[e].hash);
+        entry
+    }
+
+    /// Hands the key of `entry` to its oldest waiter (returning its waker),
+    /// or removes the entry.
+    fn release(&mut self, entry: usize) -> Option<Waker> {
+        let State {
+            entries,
+            index,
+            waiters,
+            ..
+        } = self;
+        let queue = &mut entries[entry].queue;
+        if let Some(next) = queue.front() {
+            return waiters.settle(queue, next, Status::Granted);
+        }
+        let removed = entries.remove(entry);
+        if let Ok(found) = index.find_entry(removed.hash, |&e| e == entry) {
+            found.remove();
+        }
+        None
+    }
 }
 
 impl<K: Hash + Eq> KeyTable<K> {
     pub(crate) fn new() -> Self {
         KeyTable {
-            state: Mutex::new(State {
-                entries: Slab::new(),
-                index: HashTable::new(),
-                waiters: Slab::new(),
-                closed: false,
-            }),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    state: Mutex::new(State {
+                        entries: Slab::new(),
+                        index: HashTable::new(),
+                        waiters: Waiters::new(),
+                        closed: false,
+                    }),
+                })
+                .collect(),
             hasher: RandomState::new(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State<K>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The key's hash and its shard.
+    fn locate(&self, key: &K) -> (u64, usize) {
+        let hash = self.hasher.hash_one(key);
+        // hashbrown uses the low bits (bucket) and the top 7 (tag).
+        (hash, (hash >> 32) as usize & (SHARDS - 1))
+    }
+
+    fn lock(&self, shard: usize) -> MutexGuard<'_, State<K>> {
+        lock(&self.shards[shard].state)
     }
 
     /// Holds `key` if nobody holds or waits for it.
     pub(crate) fn try_acquire(&self, key: K) -> Result<KeyGuard<'_, K>, TryKeyError<K>> {
-        let mut state = self.lock();
+        let (hash, shard) = self.locate(&key);
+        let mut state = self.lock(shard);
         if state.closed {
             return Err(TryKeyError::Closed);
         }
-        let hash = self.hasher.hash_one(&key);
-        let State { entries, index, .. } = &mut *state;
-        if index.find(hash, |&e| entries[e].key == key).is_some() {
+        let entries = &state.entries;
+        if state.index.find(hash, |&e| entries[e].key == key).is_some() {
             return Err(TryKeyError::Busy(key));
         }
-        let entry = entries.insert(Entry {
-            key,
-            hash,
-            queue: VecDeque::new(),
-        });
-        index.insert_unique(hash, entry, |&e| entries[e].hash);
-        Ok(KeyGuard { table: self, entry })
+        let entry = state.insert(key, hash);
+        Ok(KeyGuard {
+            table: self,
+            shard,
+            entry,
+        })
     }
 
     /// Waits, in arrival order, until `key` can be held.
@@ -107,29 +174,14 @@ impl<K: Hash + Eq> KeyTable<K> {
         AcquireKey {
             table: self,
             key: Some(key),
+            shard: 0,
             slot: None,
         }
     }
 
     /// Hands the key of `entry` to its oldest waiter, or removes the entry.
-    fn release(&self, entry: usize) {
-        let waker = {
-            let mut state = self.lock();
-            match state.entries[entry].queue.pop_front() {
-                Some(next) => {
-                    let w = &mut state.waiters[next];
-                    w.status = Status::Granted;
-                    w.waker.take()
-                }
-                None => {
-                    let removed = state.entries.remove(entry);
-                    if let Ok(found) = state.index.find_entry(removed.hash, |&e| e == entry) {
-                        found.remove();
-                    }
-                    None
-                }
-            }
-        };
+    fn release(&self, shard: usize, entry: usize) {
+        let waker = self.lock(shard).release(entry);
         if let Some(w) = waker {
             w.wake();
         }
@@ -138,30 +190,25 @@ impl<K: Hash + Eq> KeyTable<K> {
     /// Refuses new calls and withdraws every waiter. Held keys stay held
     /// until released. Idempotent.
     pub(crate) fn close(&self) {
-        let wake: Vec<Waker> = {
-            let mut state = self.lock();
-            state.closed = true;
-            let State {
-                entries, waiters, ..
-            } = &mut *state;
-            let mut wake = Vec::new();
-            for (_, entry) in entries.iter_mut() {
-                for key in entry.queue.drain(..) {
-                    let w = &mut waiters[key];
-                    w.status = Status::Withdrawn;
-                    wake.extend(w.waker.take());
+        for shard in 0..SHARDS {
+            let mut wake = WakeList::new();
+            {
+                let mut state = self.lock(shard);
+                state.closed = true;
+                let State {
+                    entries, waiters, ..
+                } = &mut *state;
+                for (_, entry) in entries.iter_mut() {
+                    waiters.withdraw_all(&mut entry.queue, &mut wake);
                 }
             }
-            wake
-        };
-        for w in wake {
-            w.wake();
+            wake.wake_all();
         }
     }
 
     /// Keys held or waited for.
     pub(crate) fn len(&self) -> usize {
-        self.lock().entries.len()
+        (0..SHARDS).map(|s| self.lock(s).entries.len()).sum()
     }
 }
 
@@ -169,12 +216,13 @@ impl<K: Hash + Eq> KeyTable<K> {
 #[must_use = "dropping a key guard releases the key at once"]
 pub(crate) struct KeyGuard<'a, K: Hash + Eq> {
     table: &'a KeyTable<K>,
+    shard: usize,
     entry: usize,
 }
 
 impl<K: Hash + Eq> Drop for KeyGuard<'_, K> {
     fn drop(&mut self) {
-        self.table.release(self.entry);
+        self.table.release(self.shard, self.entry);
     }
 }
 
@@ -184,6 +232,7 @@ impl<K: Hash + Eq> Drop for KeyGuard<'_, K> {
 pub(crate) struct AcquireKey<'a, K: Hash + Eq> {
     table: &'a KeyTable<K>,
     key: Option<K>,
+    shard: usize,
     slot: Option<usize>,
 }
 
@@ -195,13 +244,13 @@ impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let table = this.table;
-        let mut state = table.lock();
         let Some(slot) = this.slot else {
+            let key = this.key.take().expect("AcquireKey polled after completion");
+            let (hash, shard) = table.locate(&key);
+            let mut state = table.lock(shard);
             if state.closed {
                 return Poll::Ready(Err(Closed));
             }
-            let key = this.key.take().expect("AcquireKey polled after completion");
-            let hash = table.hasher.hash_one(&key);
             let State {
                 entries,
                 index,
@@ -209,42 +258,30 @@ impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
                 ..
             } = &mut *state;
             if let Some(&entry) = index.find(hash, |&e| entries[e].key == key) {
-                let slot = waiters.insert(Waiter {
-                    entry,
-                    waker: Some(cx.waker().clone()),
-                    status: Status::Queued,
-                });
-                entries[entry].queue.push_back(slot);
-                this.slot = Some(slot);
+                this.shard = shard;
+                this.slot = Some(waiters.push_back(&mut entries[entry].queue, entry, cx.waker()));
                 return Poll::Pending;
             }
-            let entry = entries.insert(Entry {
-                key,
-                hash,
-                queue: VecDeque::new(),
-            });
-            index.insert_unique(hash, entry, |&e| entries[e].hash);
-            return Poll::Ready(Ok(KeyGuard { table, entry }));
+            let entry = state.insert(key, hash);
+            return Poll::Ready(Ok(KeyGuard {
+                table,
+                shard,
+                entry,
+            }));
         };
-        let w = &mut state.waiters[slot];
-        match w.status {
-            Status::Queued => {
-                match &mut w.waker {
-                    Some(old) if old.will_wake(cx.waker()) => {}
-                    waker => *waker = Some(cx.waker().clone()),
-                }
-                Poll::Pending
-            }
-            Status::Granted => {
-                let entry = w.entry;
-                state.waiters.remove(slot);
+        let shard = this.shard;
+        match table.lock(shard).waiters.poll(slot, cx.waker()) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((status, entry)) => {
                 this.slot = None;
-                Poll::Ready(Ok(KeyGuard { table, entry }))
-            }
-            Status::Withdrawn => {
-                state.waiters.remove(slot);
-                this.slot = None;
-                Poll::Ready(Err(Closed))
+                Poll::Ready(match status {
+                    Status::Granted => Ok(KeyGuard {
+                        table,
+                        shard,
+                        entry,
+                    }),
+                    _ => Err(Closed),
+                })
             }
         }
     }
@@ -255,26 +292,26 @@ impl<K: Hash + Eq> Drop for AcquireKey<'_, K> {
         let Some(slot) = self.slot.take() else {
             return;
         };
-        let mut state = self.table.lock();
-        let waiter = state.waiters.remove(slot);
-        match waiter.status {
-            Status::Queued => {
-                let queue = &mut state.entries[waiter.entry].queue;
-                if let Some(pos) = queue.iter().position(|&s| s == slot) {
-                    queue.remove(pos);
-                }
-            }
-            Status::Granted => {
+        let waker = {
+            let mut state = self.table.lock(self.shard);
+            let State {
+                entries, waiters, ..
+            } = &mut *state;
+            // The entry is looked up only while we are queued on it: once
+            // withdrawn (closed), the entry may be gone or its slot reused.
+            match waiters.leave(slot, |&entry| &mut entries[entry].queue) {
                 // Handed the key but never saw it: pass it on.
-                drop(state);
-                self.table.release(waiter.entry);
+                (Status::Granted, entry) => state.release(entry),
+                _ => None,
             }
-            Status::Withdrawn => {}
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -336,6 +373,22 @@ mod tests {
     }
 
     #[test]
+    fn a_withdrawn_waiter_dropped_after_its_entry_left_touches_nothing() {
+        // Found by the hammer with shutdown racing: close withdraws the
+        // waiter, the holder releases (the entry goes), then the waiter's
+        // future is dropped unpolled.
+        let table = KeyTable::new();
+        let held = table.try_acquire(1).unwrap();
+        let mut w = table.acquire(1);
+        assert!(poll(&mut w).is_pending());
+        table.close();
+        drop(held);
+        assert_eq!(table.len(), 0);
+        drop(w);
+        assert_eq!(table.len(), 0);
+    }
+
+    #[test]
     fn close_withdraws_waiters() {
         let table = KeyTable::new();
         let held = table.try_acquire(1).unwrap();
@@ -347,5 +400,111 @@ mod tests {
         drop(held);
         assert_eq!(table.len(), 0);
         assert!(matches!(table.try_acquire(1), Err(TryKeyError::Closed)));
+    }
+}
+
+/// Model checks of the key table: every interleaving of hand-over, cancel,
+/// close and `Reject` probes among 2–3 threads on one key.
+/// Run with `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::future::block_on;
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+    use loom::thread;
+    use std::sync::Arc;
+
+    /// Runs `f` holding the key, checking nobody else holds it meanwhile.
+    fn exclusive(inside: &AtomicUsize) {
+        assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+        inside.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    #[test]
+    fn a_cancelled_waiter_never_strands_the_key() {
+        loom::model(|| {
+            let table = Arc::new(KeyTable::new());
+            let held = table.try_acquire(1u8).unwrap();
+            let t = Arc::clone(&table);
+            // A waiter that gives up after one poll, racing the release.
+            let canceller = thread::spawn(move || {
+                let mut fut = t.acquire(1);
+                let _ = Pin::new(&mut fut).poll(&mut Context::from_waker(Waker::noop()));
+                drop(fut);
+            });
+            let t = Arc::clone(&table);
+            let waiter = thread::spawn(move || drop(block_on(t.acquire(1)).unwrap()));
+            drop(held);
+            canceller.join().unwrap();
+            waiter.join().unwrap();
+            assert_eq!(table.len(), 0);
+        });
+    }
+
+    #[test]
+    fn hand_over_and_reject_probes_keep_one_holder() {
+        loom::model(|| {
+            let table = Arc::new(KeyTable::new());
+            let inside = Arc::new(AtomicUsize::new(0));
+            let (t, i) = (Arc::clone(&table), Arc::clone(&inside));
+            let waiter = thread::spawn(move || {
+                let g = block_on(t.acquire(1u8)).unwrap();
+                exclusive(&i);
+                drop(g);
+            });
+            let (t, i) = (Arc::clone(&table), Arc::clone(&inside));
+            let prober = thread::spawn(move || {
+                if let Ok(g) = t.try_acquire(1) {
+                    exclusive(&i);
+                    drop(g);
+                }
+            });
+            if let Ok(g) = table.try_acquire(1) {
+                exclusive(&inside);
+                drop(g);
+            }
+            waiter.join().unwrap();
+            prober.join().unwrap();
+            assert_eq!(table.len(), 0);
+        });
+    }
+
+    #[test]
+    fn close_racing_a_release_and_a_waiter_that_gives_up() {
+        loom::model(|| {
+            let table = Arc::new(KeyTable::new());
+            let held = table.try_acquire(1u8).unwrap();
+            let t = Arc::clone(&table);
+            // Queued once, then dropped: granted, withdrawn or still queued.
+            let waiter = thread::spawn(move || {
+                let mut fut = t.acquire(1);
+                let _ = Pin::new(&mut fut).poll(&mut Context::from_waker(Waker::noop()));
+                drop(fut);
+            });
+            let t = Arc::clone(&table);
+            let closer = thread::spawn(move || t.close());
+            drop(held);
+            waiter.join().unwrap();
+            closer.join().unwrap();
+            assert_eq!(table.len(), 0);
+        });
+    }
+
+    #[test]
+    fn close_withdraws_or_hands_over_every_waiter() {
+        loom::model(|| {
+            let table = Arc::new(KeyTable::new());
+            let held = table.try_acquire(1u8).unwrap();
+            let t = Arc::clone(&table);
+            // Handed the key (the release won) or withdrawn (close won).
+            let waiter = thread::spawn(move || drop(block_on(t.acquire(1))));
+            let t = Arc::clone(&table);
+            let closer = thread::spawn(move || t.close());
+            drop(held);
+            waiter.join().unwrap();
+            closer.join().unwrap();
+            assert_eq!(table.len(), 0);
+            assert!(matches!(table.try_acquire(1), Err(TryKeyError::Closed)));
+        });
     }
 }

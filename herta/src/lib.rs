@@ -88,6 +88,7 @@ mod error;
 mod events;
 mod gate;
 mod keys;
+mod loom;
 mod operation;
 mod outcome;
 mod resource;
@@ -97,6 +98,7 @@ mod stats;
 #[cfg(feature = "tower")]
 pub mod tower;
 pub mod trace;
+mod waiters;
 
 #[doc(hidden)]
 pub mod __private;

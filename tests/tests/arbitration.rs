@@ -1,8 +1,12 @@
-//! Multi-budget arbitration (DESIGN §3: Multi-budget, Fairness).
+//! Multi-budget arbitration (DESIGN §3: Multi-budget, Fairness; §8.1: the
+//! fairness bound).
 
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use common::{all_free, until, within, Probe};
 use herta::{Failure, Resource, Runtime};
@@ -203,5 +207,88 @@ async fn cancelling_a_large_waiter_grants_the_small_one_behind_it_at_once() {
     probe.open(2);
     within(held).await.unwrap().unwrap();
     within(one).await.unwrap().unwrap();
+    assert!(all_free(&rt));
+}
+
+#[herta::operation(effect = Idempotent, resources("a" = 1))]
+async fn hold_a(for_: Duration) -> Result<(), Failure<String>> {
+    tokio::time::sleep(for_).await;
+    Ok(())
+}
+
+#[herta::operation(effect = Idempotent, resources("b" = 1))]
+async fn hold_b(for_: Duration) -> Result<(), Failure<String>> {
+    tokio::time::sleep(for_).await;
+    Ok(())
+}
+
+type Holding = tokio::task::JoinHandle<Result<(), herta::Error<Failure<String>>>>;
+
+/// Returns when, after `start`, it was granted both budgets.
+#[herta::operation(effect = Idempotent, resources("a" = 1, "b" = 1))]
+async fn both_at(start: Instant) -> Result<Duration, Failure<String>> {
+    Ok(start.elapsed())
+}
+
+/// DESIGN §8.1 (issue 14, finding 1). `b` is held until 10 ms; at 1 ms W
+/// queues for {a, b}; from 5 ms on, newcomers take `a` for 10 ms every
+/// 10 ms (5, 15, 25 … ms) and `b` for 10 ms every 10 ms (11, 21, 31 … ms),
+/// 100 of each. Each budget is free whenever the other is held, so a waiter
+/// that blocks only what it is short of waits for the last newcomer
+/// (1011 ms before the fix). The bound: part (1) ends at 10 ms (the unit
+/// held at W's arrival is released); part (2) is the `a` unit the 5 ms
+/// newcomer took by passing W, released at 15 ms. So W is granted at 15 ms,
+/// and no newcomer arriving from 10 ms on takes `a` or `b` before it.
+#[tokio::test(start_paused = true)]
+async fn a_multi_budget_waiter_is_not_starved_by_newcomers_taking_its_budgets_in_turn() {
+    let rt = runtime(1, 1);
+    let (a, b, w) = (
+        HoldA::bind(&rt).unwrap(),
+        HoldB::bind(&rt).unwrap(),
+        BothAt::bind(&rt).unwrap(),
+    );
+    let ms = Duration::from_millis;
+    let start = Instant::now();
+    let first = tokio::spawn({
+        let b = b.clone();
+        async move { b.call(ms(10)).await }
+    });
+    tokio::time::sleep_until(start + ms(1)).await;
+    let waiter = tokio::spawn(async move { w.call(start).await });
+    let stream = |offset: u64, call: Arc<dyn Fn() -> Holding + Send + Sync>| {
+        tokio::spawn(async move {
+            let mut calls = Vec::new();
+            for i in 0..100 {
+                tokio::time::sleep_until(start + ms(offset + 10 * i)).await;
+                calls.push(call());
+            }
+            for c in calls {
+                c.await.unwrap().unwrap();
+            }
+        })
+    };
+    let on_a = stream(
+        5,
+        Arc::new(move || {
+            let a = a.clone();
+            tokio::spawn(async move { a.call(ms(10)).await })
+        }),
+    );
+    let on_b = stream(
+        11,
+        Arc::new(move || {
+            let b = b.clone();
+            tokio::spawn(async move { b.call(ms(10)).await })
+        }),
+    );
+    let granted_after = within(waiter).await.unwrap().unwrap();
+    assert_eq!(
+        granted_after,
+        ms(15),
+        "W is granted when the a-holder that passed it leaves"
+    );
+    first.await.unwrap().unwrap();
+    on_a.await.unwrap();
+    on_b.await.unwrap();
     assert!(all_free(&rt));
 }

@@ -5,6 +5,7 @@
 use super::*;
 use loom::future::block_on;
 use loom::thread;
+use std::task::Waker;
 
 fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
     list.iter()
@@ -61,7 +62,11 @@ fn multi_budget_waiters_in_opposite_orders_do_not_deadlock() {
 
 #[test]
 fn a_cancelled_waiter_never_strands_units() {
-    loom::model(|| {
+    // Bounded like the three-task model: the lock-free release and the
+    // queued waiter's CAS fallbacks multiply the interleavings.
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
         let arb = Arc::new(Arbiter::new([2]));
         let two = needs(&[(0, 2)]);
         let held = arb.try_acquire(&two).unwrap();
@@ -130,5 +135,92 @@ fn close_withdraws_or_grants_every_waiter() {
         waiter.join().unwrap();
         closer.join().unwrap();
         assert_quiescent(&arb);
+    });
+}
+
+#[test]
+fn reject_probes_and_the_fast_path_never_exceed_capacity() {
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let arb = Arc::new(Arbiter::new([1]));
+        let inside = Arc::new(AtomicU32::new(0));
+        let enter = |inside: &AtomicU32| {
+            assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "over capacity");
+            inside.fetch_sub(1, Ordering::SeqCst);
+        };
+        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let waiter = thread::spawn(move || {
+            let one = needs(&[(0, 1)]);
+            let p = block_on(a.acquire(&one)).unwrap();
+            enter(&i);
+            drop(p);
+        });
+        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let prober = thread::spawn(move || {
+            let one = needs(&[(0, 1)]);
+            if let Ok(p) = a.try_acquire(&one) {
+                enter(&i);
+                drop(p);
+            };
+        });
+        let one = needs(&[(0, 1)]);
+        if let Ok(p) = arb.try_acquire(&one) {
+            enter(&inside);
+            drop(p);
+        }
+        waiter.join().unwrap();
+        prober.join().unwrap();
+        assert_quiescent(&arb);
+    });
+}
+
+/// DESIGN §8.1 with a two-budget waiter W and two single-budget
+/// newcomers: once the unit held at W's arrival is released, no newcomer
+/// is granted `a` or `b` before W (in every interleaving).
+#[test]
+fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let arb = Arc::new(Arbiter::new([1, 1]));
+        let b = needs(&[(1, 1)]);
+        let ab = needs(&[(0, 1), (1, 1)]);
+        let held = arb.try_acquire(&b).unwrap();
+        let mut w = Box::pin(arb.acquire(&ab));
+        let cx = &mut Context::from_waker(Waker::noop());
+        assert!(w.as_mut().poll(cx).is_pending(), "b is held: W queues");
+        let newcomer = |list: &'static [(usize, u32)]| {
+            let arb = Arc::clone(&arb);
+            thread::spawn(move || {
+                let n = needs(list);
+                drop(block_on(arb.acquire(&n)).unwrap());
+            })
+        };
+        let on_a = newcomer(&[(0, 1)]);
+        let on_b = newcomer(&[(1, 1)]);
+        drop(held);
+        drop(block_on(w).unwrap());
+        on_a.join().unwrap();
+        on_b.join().unwrap();
+        assert_quiescent(&arb);
+        let log = arb.take_log();
+        let released = log
+            .iter()
+            .position(|e| matches!(e, Event::Released { stamp: 0, .. }))
+            .expect("the held unit of b is released under the lock (W waits)");
+        let granted = log
+            .iter()
+            .position(
+                |e| matches!(e, Event::Granted { stamp: 1, resources } if resources.len() == 2),
+            )
+            .expect("W (ticket 1, the only two-budget call) is granted");
+        assert!(
+            !log[released..granted]
+                .iter()
+                .any(|e| matches!(e, Event::Granted { .. })),
+            "a newcomer passed W after its part (1) ended: {log:?}"
+        );
     });
 }

@@ -1,7 +1,7 @@
 //! Scenario tests of the arbiter's grant rules, polled by hand.
 
 use super::*;
-use std::task::Context as TaskContext;
+use std::task::{Context as TaskContext, Waker};
 
 fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
     list.iter()

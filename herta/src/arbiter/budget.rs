@@ -1,0 +1,111 @@
+//! The lock-free part of a budget: one atomic word (free units and a
+//! `SLOW` flag) on its own cache line; see the arbiter's module docs.
+
+use crate::loom::{AtomicU32, AtomicU64, Ordering};
+
+/// The word's flag: go through the lock.
+pub(super) const SLOW: u64 = 1;
+/// One unit in the word.
+pub(super) const UNIT: u64 = 2;
+
+/// The lock-free part of a budget, on its own cache line.
+#[repr(align(128))]
+pub(super) struct Budget {
+    /// `free << 1 | SLOW`.
+    pub(super) word: AtomicU64,
+    pub(super) peak_in_use: AtomicU32,
+    pub(super) capacity: u32,
+}
+
+pub(super) enum Fast {
+    Taken,
+    /// Short of units, and no waiter needs the budget.
+    Short,
+    /// `SLOW` is set: take the lock.
+    Slow,
+}
+
+impl Budget {
+    /// Free units. Stable under the lock while `SLOW` is set.
+    pub(super) fn free(&self) -> u32 {
+        (self.word.load(Ordering::Acquire) >> 1) as u32
+    }
+
+    #[inline]
+    pub(super) fn note_peak(&self, word_after: u64) {
+        let in_use = self.capacity - (word_after >> 1) as u32;
+        if in_use > self.peak_in_use.load(Ordering::Relaxed) {
+            self.peak_in_use.fetch_max(in_use, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    pub(super) fn try_take_fast(&self, units: u32) -> Fast {
+        let need = u64::from(units) * UNIT;
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            if cur & SLOW != 0 {
+                return Fast::Slow;
+            }
+            if cur < need {
+                return Fast::Short;
+            }
+            match self
+                .word
+                .compare_exchange(cur, cur - need, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.note_peak(cur - need);
+                    return Fast::Taken;
+                }
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Gives units back without the lock; false if `SLOW` is set.
+    #[inline]
+    pub(super) fn try_give_fast(&self, units: u32) -> bool {
+        let give = u64::from(units) * UNIT;
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            if cur & SLOW != 0 {
+                return false;
+            }
+            match self
+                .word
+                .compare_exchange(cur, cur + give, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Under the lock, with `SLOW` set.
+    pub(super) fn take_locked(&self, units: u32) {
+        let before = self
+            .word
+            .fetch_sub(u64::from(units) * UNIT, Ordering::AcqRel);
+        self.note_peak(before - u64::from(units) * UNIT);
+    }
+
+    /// Under the lock (`SLOW` may be clear: the add is atomic either way).
+    pub(super) fn give_locked(&self, units: u32) {
+        let before = self
+            .word
+            .fetch_add(u64::from(units) * UNIT, Ordering::AcqRel);
+        debug_assert!(
+            ((before >> 1) + u64::from(units)) <= u64::from(self.capacity),
+            "released more units than held"
+        );
+    }
+
+    pub(super) fn freeze(&self) {
+        self.word.fetch_or(SLOW, Ordering::AcqRel);
+    }
+
+    pub(super) fn thaw(&self) {
+        self.word.fetch_and(!SLOW, Ordering::AcqRel);
+    }
+}

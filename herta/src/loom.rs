@@ -1,0 +1,29 @@
+//! One place that picks std or loom synchronization, so every state machine
+//! of the crate (the budget arbiter, the key table) is model-checked with the
+//! same code that ships.
+//!
+//! Build the models with `RUSTFLAGS="--cfg loom"` (see RELIABILITY.md).
+
+#[cfg(loom)]
+pub(crate) use ::loom::sync::atomic::{AtomicU32, AtomicU64};
+#[cfg(loom)]
+pub(crate) use ::loom::sync::{Mutex, MutexGuard};
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
+
+pub(crate) use std::sync::atomic::Ordering;
+
+/// Locks `mutex`. A panic while it was held cannot leave the state half
+/// updated (every critical section either completes or panics before its
+/// first write), so a poisoned lock is used as is.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(loom)]
+    return mutex.lock().unwrap();
+    #[cfg(not(loom))]
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

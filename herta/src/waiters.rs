@@ -1,0 +1,290 @@
+//! The waiter core shared by the budget arbiter and the key table.
+//!
+//! # What it is
+//!
+//! A [`Waiters`] slab holds one node per waiting future; [`List`]s thread
+//! FIFO queues through it by slab index (a doubly linked list, so a node is
+//! unlinked in O(1) wherever it sits — the same shape as tokio's
+//! `batch_semaphore`, with slab indices instead of pointers, so no `unsafe`).
+//! One slab may carry many lists: the arbiter has one queue in arrival order,
+//! the key table one per key.
+//!
+//! # The protocol (every user follows it; the owner's lock guards all of it)
+//!
+//! A node is in exactly one of three states:
+//!
+//! * `Queued`: linked in its list, with the waker of its last poll;
+//! * `Granted`: unlinked; the owner has already handed it what it waited for
+//!   (units, a key), which it now owns even before its future sees it;
+//! * `Withdrawn`: unlinked; the owner closed and refuses it.
+//!
+//! `Queued → Granted` and `Queued → Withdrawn` happen only under the owner's
+//! lock, and take the waker out into a [`WakeList`] that is woken **after**
+//! the lock is released. The future then either
+//!
+//! * polls ([`Waiters::poll`]): `Queued` stores the new waker and stays
+//!   pending; `Granted` / `Withdrawn` remove the node and return its value;
+//! * or is dropped ([`Waiters::leave`]): the node is removed whatever its
+//!   state, and the owner learns which state it was in: a `Queued` node is
+//!   unlinked in O(1) (the caller lets the waiters behind it proceed); a
+//!   `Granted` node's grant must be **handed on** (the caller gives the units
+//!   or the key to the next waiter) — a grant racing with a cancellation (or,
+//!   later, an expiry) is never lost.
+//!
+//! # Invariants
+//!
+//! 1. A node is linked iff it is `Queued`; each list's `len` counts its
+//!    linked nodes, so a queue's length is read in O(1).
+//! 2. Each node is removed exactly once, by its own future (poll to
+//!    completion or drop), never by the owner: a slot index held by a future
+//!    always names that future's node.
+//! 3. Wakers are woken only outside the owner's lock. A [`WakeList`] keeps
+//!    up to 32 wakers inline (no heap allocation per pass); a pass that
+//!    grants more spills the rest into one `Vec`.
+
+use std::task::{Poll, Waker};
+
+use slab::Slab;
+
+/// Where a node stands (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Status {
+    Queued,
+    Granted,
+    Withdrawn,
+}
+
+const NIL: usize = usize::MAX;
+
+struct Node<T> {
+    prev: usize,
+    next: usize,
+    status: Status,
+    waker: Option<Waker>,
+    value: T,
+}
+
+/// A FIFO of nodes of one [`Waiters`] slab, oldest first.
+#[derive(Debug)]
+pub(crate) struct List {
+    head: usize,
+    tail: usize,
+    len: usize,
+}
+
+impl List {
+    pub(crate) const fn new() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+
+    /// Linked (queued) nodes: the queue's length, in O(1) (read by the
+    /// per-queue limit of DESIGN §8.2).
+    #[allow(dead_code)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The oldest node.
+    pub(crate) fn front(&self) -> Option<usize> {
+        (self.head != NIL).then_some(self.head)
+    }
+}
+
+/// The nodes of one owner (an arbiter, a key-table shard).
+pub(crate) struct Waiters<T> {
+    nodes: Slab<Node<T>>,
+}
+
+impl<T> Waiters<T> {
+    pub(crate) fn new() -> Self {
+        Waiters { nodes: Slab::new() }
+    }
+
+    /// Queues a new node at the back of `list`; returns its slot.
+    pub(crate) fn push_back(&mut self, list: &mut List, value: T, waker: &Waker) -> usize {
+        let slot = self.nodes.insert(Node {
+            prev: list.tail,
+            next: NIL,
+            status: Status::Queued,
+            waker: Some(waker.clone()),
+            value,
+        });
+        match list.tail {
+            NIL => list.head = slot,
+            tail => self.nodes[tail].next = slot,
+        }
+        list.tail = slot;
+        list.len += 1;
+        slot
+    }
+
+    pub(crate) fn value(&self, slot: usize) -> &T {
+        &self.nodes[slot].value
+    }
+
+    /// The node after `slot` in its list (`slot` must be queued).
+    pub(crate) fn next(&self, slot: usize) -> Option<usize> {
+        let next = self.nodes[slot].next;
+        (next != NIL).then_some(next)
+    }
+
+    fn unlink(&mut self, list: &mut List, slot: usize) {
+        let node = &self.nodes[slot];
+        debug_assert_eq!(node.status, Status::Queued, "only queued nodes are linked");
+        let (prev, next) = (node.prev, node.next);
+        match prev {
+            NIL => list.head = next,
+            p => self.nodes[p].next = next,
+        }
+        match next {
+            NIL => list.tail = prev,
+            n => self.nodes[n].prev = prev,
+        }
+        list.len -= 1;
+    }
+
+    /// Unlinks a queued node from `list` and marks it `status` (`Granted` or
+    /// `Withdrawn`); returns its waker, to wake once the lock is released.
+    pub(crate) fn settle(&mut self, list: &mut List, slot: usize, status: Status) -> Option<Waker> {
+        debug_assert_ne!(status, Status::Queued);
+        self.unlink(list, slot);
+        let node = &mut self.nodes[slot];
+        node.status = status;
+        node.waker.take()
+    }
+
+    /// Withdraws every node of `list` (the owner is closing).
+    pub(crate) fn withdraw_all(&mut self, list: &mut List, wake: &mut WakeList) {
+        while let Some(slot) = list.front() {
+            wake.extend(self.settle(list, slot, Status::Withdrawn));
+        }
+    }
+
+    /// The poll of a waiting future: `Pending` while queued (keeping the
+    /// latest waker), else the node is removed and its end state returned.
+    pub(crate) fn poll(&mut self, slot: usize, waker: &Waker) -> Poll<(Status, T)> {
+        let node = &mut self.nodes[slot];
+        if node.status == Status::Queued {
+            match &mut node.waker {
+                Some(old) if old.will_wake(waker) => {}
+                stored => *stored = Some(waker.clone()),
+            }
+            return Poll::Pending;
+        }
+        let node = self.nodes.remove(slot);
+        Poll::Ready((node.status, node.value))
+    }
+
+    /// The drop of a waiting future: removes the node (unlinking it from the
+    /// list `list` finds for its value, which is asked only while the node
+    /// is still queued: a granted or withdrawn node's list may be gone) and
+    /// says what state it was in; the caller hands a `Granted` node's grant on.
+    pub(crate) fn leave<'l>(
+        &mut self,
+        slot: usize,
+        list: impl FnOnce(&T) -> &'l mut List,
+    ) -> (Status, T) {
+        if self.nodes[slot].status == Status::Queued {
+            let list = list(&self.nodes[slot].value);
+            self.unlink(list, slot);
+        }
+        let node = self.nodes.remove(slot);
+        (node.status, node.value)
+    }
+}
+
+const INLINE: usize = 32;
+
+/// Wakers collected under a lock and woken after it is released.
+pub(crate) struct WakeList {
+    inline: [Option<Waker>; INLINE],
+    len: usize,
+    spill: Vec<Waker>,
+}
+
+impl WakeList {
+    pub(crate) fn new() -> Self {
+        WakeList {
+            inline: [const { None }; INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, waker: Waker) {
+        if self.len < INLINE {
+            self.inline[self.len] = Some(waker);
+            self.len += 1;
+        } else {
+            self.spill.push(waker);
+        }
+    }
+
+    pub(crate) fn extend(&mut self, waker: Option<Waker>) {
+        if let Some(w) = waker {
+            self.push(w);
+        }
+    }
+
+    /// Wakes everything collected. Call with no lock held.
+    pub(crate) fn wake_all(self) {
+        let WakeList { inline, len, spill } = self;
+        for w in inline.into_iter().take(len).flatten() {
+            w.wake();
+        }
+        for w in spill {
+            w.wake();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unlinks_anywhere_in_constant_time_and_keeps_order() {
+        let mut w = Waiters::new();
+        let mut list = List::new();
+        let waker = Waker::noop();
+        let slots: Vec<usize> = (0..5).map(|i| w.push_back(&mut list, i, waker)).collect();
+        assert_eq!(w.leave(slots[2], |_| &mut list), (Status::Queued, 2));
+        assert_eq!(w.leave(slots[0], |_| &mut list), (Status::Queued, 0));
+        assert_eq!(w.leave(slots[4], |_| &mut list), (Status::Queued, 4));
+        assert_eq!(list.len(), 2);
+        let mut order = Vec::new();
+        let mut cur = list.front();
+        while let Some(s) = cur {
+            order.push(*w.value(s));
+            cur = w.next(s);
+        }
+        assert_eq!(order, [1, 3]);
+        let mut wake = WakeList::new();
+        wake.extend(w.settle(&mut list, slots[1], Status::Granted));
+        assert_eq!(w.poll(slots[1], waker), Poll::Ready((Status::Granted, 1)));
+        w.withdraw_all(&mut list, &mut wake);
+        assert_eq!(list.len(), 0);
+        assert_eq!(
+            w.leave(slots[3], |_| -> &mut List {
+                unreachable!("withdrawn: no list")
+            }),
+            (Status::Withdrawn, 3)
+        );
+        wake.wake_all();
+    }
+
+    #[test]
+    fn a_wake_list_spills_past_its_inline_capacity() {
+        let mut wake = WakeList::new();
+        for _ in 0..100 {
+            wake.push(Waker::noop().clone());
+        }
+        assert_eq!(wake.len, INLINE);
+        assert_eq!(wake.spill.len(), 100 - INLINE);
+        wake.wake_all();
+    }
+}
