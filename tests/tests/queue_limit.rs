@@ -210,3 +210,65 @@ async fn waiting_never_exceeds_the_limit_under_churn() {
     assert_eq!(stats.admitted, stats.finished);
     assert!(stats.throttled > 0);
 }
+
+/// A slot for 1 ms, waiting at most 2 ms for it.
+#[herta::operation(effect = Idempotent, resources(SLOT = 1), max_wait = "2ms")]
+async fn quick() -> Result<(), Failure<String>> {
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    Ok(())
+}
+
+#[test]
+fn on_a_multi_thread_runtime_waiting_never_exceeds_the_limit() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio.block_on(async {
+        for trial in 0..20 {
+            let rt = runtime();
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let sampler = tokio::spawn({
+                let (rt, done) = (rt.clone(), done.clone());
+                async move {
+                    let mut peak = 0;
+                    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                        peak = peak.max(waiting(&rt));
+                        tokio::task::yield_now().await;
+                    }
+                    peak
+                }
+            });
+            let calls: Vec<_> = (0..40)
+                .map(|i| {
+                    let op = Quick::bind(&rt).unwrap();
+                    tokio::spawn(async move {
+                        if i % 5 == 0 {
+                            // Some callers give up early (cancelled waiters).
+                            let _ =
+                                tokio::time::timeout(Duration::from_micros(500), op.call()).await;
+                            Ok(())
+                        } else {
+                            op.call().await
+                        }
+                    })
+                })
+                .collect();
+            for c in calls {
+                if let Err(e) = tokio::time::timeout(Duration::from_secs(10), c)
+                    .await
+                    .unwrap_or_else(|_| panic!("trial {trial}: a call hung"))
+                    .unwrap()
+                {
+                    assert_eq!(e.outcome(), Outcome::Throttled, "trial {trial}");
+                }
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            assert!(sampler.await.unwrap() <= 2, "trial {trial}");
+            let stats = rt.stats();
+            assert_eq!(stats.admitted, stats.finished, "trial {trial}: {stats}");
+            assert!(all_free(&rt), "trial {trial}: {stats}");
+        }
+    });
+}
