@@ -153,7 +153,7 @@ pub fn resources(input: TokenStream) -> TokenStream {
 /// The outcomes are `Transient`, `Uncertain`, `Permanent` and `Throttled`;
 /// an unknown name (with "did you mean"), `Success`, a repeated
 /// `#[outcome]` or one on a field is a compile error.
-#[proc_macro_derive(Classify, attributes(outcome))]
+#[proc_macro_derive(Classify, attributes(outcome, retry_after))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {
     classify::derive(input.into()).into()
 }

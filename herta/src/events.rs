@@ -62,6 +62,20 @@ pub(crate) enum Event<'a> {
     /// An admitted call ended, however it ended (its key and budgets are
     /// already released).
     Finished,
+    /// The runtime's retry budget refused the retry after attempt number
+    /// `attempt`: the call returns that attempt's error.
+    RetryDenied {
+        /// The last attempt made, 1-based.
+        attempt: u32,
+    },
+    /// The call sleeps `delay` (its budgets given back) before the next
+    /// attempt (not counted).
+    BackingOff {
+        /// The sleep.
+        delay: std::time::Duration,
+        /// The attempt that failed, 1-based.
+        attempt: u32,
+    },
 }
 
 /// Where a call's events go: the runtime's counters and the tracing events,
@@ -116,6 +130,11 @@ impl<'a> Events<'a> {
                 trace::cancelled();
             }
             Event::Finished => Counters::bump(&c.finished),
+            Event::RetryDenied { attempt } => {
+                Counters::bump(&c.retries_denied);
+                trace::retry_denied(self.contract, attempt, max_attempts());
+            }
+            Event::BackingOff { delay, attempt } => trace::backing_off(delay, attempt),
         }
     }
 }

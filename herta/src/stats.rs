@@ -37,6 +37,10 @@ pub struct Stats {
     pub keys: usize,
     /// Every budget, in declaration order.
     pub resources: Vec<ResourceStats>,
+    /// Calls whose next retry the runtime's
+    /// [`RetryBudget`](crate::RetryBudget) refused: they returned their last
+    /// error at once.
+    pub retries_denied: u64,
 }
 
 /// One line of counters, then one line per budget:
@@ -109,6 +113,7 @@ pub(crate) struct Counters {
     pub(crate) timed_out: AtomicU64,
     pub(crate) cancelled: AtomicU64,
     pub(crate) panicked: AtomicU64,
+    pub(crate) retries_denied: AtomicU64,
 }
 
 impl Counters {
@@ -140,6 +145,7 @@ impl Counters {
             in_flight,
             keys,
             resources,
+            retries_denied: load(&self.retries_denied),
         }
     }
 }
