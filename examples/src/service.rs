@@ -49,7 +49,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
-use herta::{BindError, Context, Error, Outcome, Runtime};
+use herta::{BindError, Classify, Context, Error, Outcome, Runtime};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
@@ -281,13 +281,29 @@ pub enum RenderError {
     #[outcome(Transient)]
     #[error("the renderer dropped job `{0}`")]
     Dropped(String),
+    /// The renderer answered 429 Too Many Requests with a `Retry-After`:
+    /// retried after that long (the backoff's delay if longer), and
+    /// forwarded to the client if the call ends with it.
+    #[outcome(Throttled)]
+    #[error("the renderer is rate limited (job `{job}`)")]
+    RateLimited {
+        /// The job.
+        job: String,
+        /// The renderer's `Retry-After`.
+        #[retry_after]
+        retry_after: Duration,
+    },
 }
 
 /// Renders `job`. Rendering twice gives the same page, so it is `Idempotent`
-/// and a `Transient` failure is retried (3 attempts in all). A job whose
-/// name starts with `flaky` fails its first attempt, to show the retry.
+/// and a `Transient` failure is retried (3 attempts in all), after a
+/// jittered backoff; so is the renderer's 429 (`Throttled`), after at least
+/// its `Retry-After`. A job whose name starts with `flaky` fails its first
+/// attempt, to show the retry; one starting with `limited` is rate limited
+/// on its first attempt with a 50 ms hint.
 #[herta::operation(effect = Idempotent, resources(RENDER = 1), admission = Wait,
-                   retry(on = Transient, max = 3), timeout = "10s")]
+                   retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s")),
+                   timeout = "10s")]
 pub async fn render(
     ctx: Context,
     job: String,
@@ -297,6 +313,12 @@ pub async fn render(
     backend.render.work(backend.latency).await;
     if job.starts_with("flaky") && ctx.attempt() == 1 {
         return Err(RenderError::Dropped(job));
+    }
+    if job.starts_with("limited") && ctx.attempt() == 1 {
+        return Err(RenderError::RateLimited {
+            job,
+            retry_after: Duration::from_millis(50),
+        });
     }
     Ok(format!(
         "<h1>{job}</h1> (attempt {} of {})\n",
@@ -456,7 +478,7 @@ pub fn parse_rows(body: &str) -> Result<Vec<Row>, String> {
 }
 
 /// `200 OK` with the value, or [`error_response`].
-fn respond<T: Into<Body>, E: fmt::Display>(result: Result<T, Error<E>>) -> Response {
+fn respond<T: Into<Body>, E: fmt::Display + Classify>(result: Result<T, Error<E>>) -> Response {
     match result {
         Ok(body) => (StatusCode::OK, body.into()).into_response(),
         Err(err) => error_response(&err),
@@ -464,14 +486,19 @@ fn respond<T: Into<Body>, E: fmt::Display>(result: Result<T, Error<E>>) -> Respo
 }
 
 /// The HTTP response for a herta error (the table in the module docs).
-pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
-    let retry_after = [(header::RETRY_AFTER, HeaderValue::from_static("1"))];
+pub fn error_response<E: fmt::Display + Classify>(err: &Error<E>) -> Response {
+    // The upstream's own hint when the call ended with one (whole seconds,
+    // rounded up), else 1 s.
+    let seconds = err.retry_after().map_or(1, |hint| {
+        hint.as_secs() + u64::from(hint.subsec_nanos() > 0)
+    });
+    let retry_after = [(header::RETRY_AFTER, HeaderValue::from(seconds))];
     let operation = err.operation();
     match (err, err.outcome()) {
         (Error::Throttled { .. }, _) => (
             StatusCode::TOO_MANY_REQUESTS,
             retry_after,
-            format!("busy: {err}; retry after 1 s\n"),
+            format!("busy: {err}; retry after {seconds} s\n"),
         )
             .into_response(),
         (Error::Stopping { .. }, _) => (
@@ -495,13 +522,13 @@ pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
         (_, Outcome::Transient) => (
             StatusCode::SERVICE_UNAVAILABLE,
             retry_after,
-            format!("{}; retry after 1 s\n", describe(err)),
+            format!("{}; retry after {seconds} s\n", describe(err)),
         )
             .into_response(),
         (_, Outcome::Throttled) => (
             StatusCode::TOO_MANY_REQUESTS,
             retry_after,
-            format!("{}; retry after 1 s\n", describe(err)),
+            format!("{}; retry after {seconds} s\n", describe(err)),
         )
             .into_response(),
         _ => (
