@@ -5,7 +5,7 @@
 //!
 //! | route | operation | contract |
 //! |---|---|---|
-//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots, `retry(on = Transient, max = 3)`, `timeout = "10s"` |
+//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots, `retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s"))` (a renderer 429 after its `Retry-After`), `timeout = "10s"` |
 //! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
