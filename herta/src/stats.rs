@@ -43,7 +43,9 @@ pub struct Stats {
     pub retries_denied: u64,
 }
 
-/// One line of counters, then one line per budget:
+/// One line of counters (with `, retries denied N` at its end once a
+/// [`RetryBudget`](crate::RetryBudget) has refused a retry), then one line
+/// per budget:
 ///
 /// ```text
 /// admitted 9, started 8, finished 9, retried 2, throttled 1, rejected 0, timed out 0, cancelled 0, panicked 0, in flight 0, keys 0
@@ -67,6 +69,11 @@ impl fmt::Display for Stats {
             self.in_flight,
             self.keys
         )?;
+        // Only with a retry budget that refused something, so that the
+        // line is unchanged for runtimes without one.
+        if self.retries_denied > 0 {
+            write!(f, ", retries denied {}", self.retries_denied)?;
+        }
         for r in &self.resources {
             write!(
                 f,

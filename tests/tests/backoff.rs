@@ -333,7 +333,7 @@ async fn budgets_are_free_during_the_sleep_and_the_key_is_kept() {
 }
 
 #[herta::operation(effect = Idempotent, resources("slots" = 1), admission = Reject,
-                   retry(on = Transient, max = 3, backoff(base = "100ms", cap = "100ms")))]
+                   retry(on = Transient, max = 3, backoff(base = "100ms", cap = "100ms", jitter = None)))]
 async fn reject_flaky(log: Arc<Log>) -> Result<(), Failure<&'static str>> {
     log.mark();
     Err(Failure::transient("down"))
@@ -468,6 +468,7 @@ fn budgeted(budget: RetryBudget) -> Runtime {
     Runtime::builder()
         .resource(Resource::new("slots", 1))
         .retry_budget(budget)
+        .jitter_seed(11)
         .build()
         .unwrap()
 }
@@ -518,7 +519,7 @@ async fn first_attempts_deposit_and_are_never_refused() {
 }
 
 #[herta::operation(effect = Idempotent, resources("slots" = 1),
-                   retry(on = Transient, max = 2, backoff(base = "500ms", cap = "500ms")))]
+                   retry(on = Transient, max = 2, backoff(base = "500ms", cap = "500ms", jitter = None)))]
 async fn budgeted_backoff(log: Arc<Log>) -> Result<(), Failure<&'static str>> {
     log.mark();
     Err(Failure::transient("down"))
@@ -578,4 +579,27 @@ async fn accounting_is_exact_under_many_concurrent_tasks() {
     let denied = attempts.iter().filter(|a| **a < 3).count() as u64;
     assert_eq!(stats.retries_denied, denied, "{stats}");
     assert_eq!((stats.admitted, stats.finished), (200, 200));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reject_call_throttled_after_its_sleep_gives_its_token_back() {
+    let rt = budgeted(
+        RetryBudget::new()
+            .ratio(0.0)
+            .min_per_second(1)
+            .window(Duration::from_secs(1)),
+    );
+    let op = RejectFlaky::bind(&rt).unwrap();
+    let call = tokio::spawn(async move { op.call(Log::new()).await });
+    tokio::time::sleep(MS).await;
+    let hold = HoldSlot::bind(&rt).unwrap();
+    let holder = tokio::spawn(async move { hold.call(200 * MS).await });
+    let err = call.await.unwrap().unwrap_err();
+    assert!(matches!(err, Error::Throttled { .. }), "{err:?}");
+    holder.await.unwrap().unwrap();
+    // The one token of the reserve is whole again.
+    let down = Arc::new(AtomicBool::new(false));
+    let err = Outage::bind(&rt).unwrap().call(down).await.unwrap_err();
+    assert_eq!(err.attempts(), 2);
+    assert_eq!(rt.stats().retries_denied, 1);
 }
