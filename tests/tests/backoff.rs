@@ -443,10 +443,11 @@ fn a_handler_that_never_awaits_lets_other_tasks_and_an_outer_timeout_run() {
         )
         .await;
         assert!(outcome.is_err(), "the outer timeout fired");
-        assert_eq!(
-            seen.load(Ordering::SeqCst),
-            1,
-            "the other task ran between attempts"
+        // Nothing but the call's own passes through the scheduler let the
+        // other task run before the timeout returned.
+        assert!(
+            other_ran.load(Ordering::SeqCst),
+            "the other task ran during the call"
         );
         assert_eq!(herta.stats().cancelled, 1);
         assert!(all_free(&herta));
