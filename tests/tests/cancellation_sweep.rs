@@ -547,7 +547,11 @@ async fn dropped_inside_a_retry_attempt() {
     let mut dut = Box::pin(w.full.call(1, plan(&dp, &steps)));
     assert!(poll_once(dut.as_mut()).is_pending());
     // The retry passes through the scheduler first (a yield).
-    assert_eq!((dp.attempts(), dp.inside()), (1, 0), "attempt 2 waits for its turn");
+    assert_eq!(
+        (dp.attempts(), dp.inside()),
+        (1, 0),
+        "attempt 2 waits for its turn"
+    );
     assert!(poll_once(dut.as_mut()).is_pending());
     assert_eq!((dp.attempts(), dp.inside()), (2, 1), "attempt 2 is inside");
     assert_eq!(w.rt.stats().retried, 1);
