@@ -604,3 +604,40 @@ async fn a_reject_call_throttled_after_its_sleep_gives_its_token_back() {
     assert_eq!(err.attempts(), 2);
     assert_eq!(rt.stats().retries_denied, 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn every_first_attempt_deposits_whatever_its_end() {
+    let rt = budgeted(
+        RetryBudget::new()
+            .ratio(1.0)
+            .min_per_second(0)
+            .window(Duration::from_secs(60)),
+    );
+    let op = Outage::bind(&rt).unwrap();
+    let up = Arc::new(AtomicBool::new(true));
+    // Two successes deposit one token each.
+    op.call(up.clone()).await.unwrap();
+    op.call(up.clone()).await.unwrap();
+    up.store(false, Ordering::SeqCst);
+    // This call deposits its own: 3 tokens, 2 retries (max 3), 1 left.
+    assert_eq!(op.call(up.clone()).await.unwrap_err().attempts(), 3);
+    // 1 + 1: 2 retries again, 0 left.
+    assert_eq!(op.call(up.clone()).await.unwrap_err().attempts(), 3);
+    // 0 + 1: one retry, then the budget is empty.
+    assert_eq!(op.call(up.clone()).await.unwrap_err().attempts(), 2);
+    let stats = rt.stats();
+    assert_eq!((stats.retried, stats.retries_denied), (5, 1), "{stats}");
+    // A refused call of a retrying operation runs nothing and deposits
+    // nothing: the next failing call has its own token only.
+    let hold = HoldSlot::bind(&rt).unwrap();
+    let holder = tokio::spawn(async move { hold.call(100 * MS).await });
+    tokio::task::yield_now().await;
+    let refused = RejectFlaky::bind(&rt)
+        .unwrap()
+        .call(Log::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::Throttled { .. }));
+    holder.await.unwrap().unwrap();
+    assert_eq!(op.call(up.clone()).await.unwrap_err().attempts(), 2);
+}
