@@ -641,3 +641,65 @@ async fn every_first_attempt_deposits_whatever_its_end() {
     holder.await.unwrap().unwrap();
     assert_eq!(op.call(up.clone()).await.unwrap_err().attempts(), 2);
 }
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), timeout = "50ms",
+                   retry(on = Transient, max = 2, backoff(base = "10ms", cap = "10ms", jitter = None)))]
+async fn ends_every_way(mode: u8) -> Result<(), Failure<&'static str>> {
+    match mode {
+        0 => tokio::time::sleep(Duration::from_secs(1)).await, // times out
+        1 => panic!("{} in a budgeted call", common::DELIBERATE),
+        _ => {}
+    }
+    Err(Failure::transient("down"))
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), retry(on = Transient, max = 4))]
+async fn four_tries() -> Result<(), Failure<&'static str>> {
+    Err(Failure::transient("down"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn accounting_is_exact_for_timeouts_panics_and_deadlines() {
+    common::quiet_deliberate_panics();
+    let rt = budgeted(
+        RetryBudget::new()
+            .ratio(1.0)
+            .min_per_second(0)
+            .window(Duration::from_secs(60)),
+    );
+    let op = EndsEveryWay::bind(&rt).unwrap();
+    // A panic: its first attempt deposits (1), it is never retried.
+    let panicking = tokio::spawn({
+        let op = op.clone();
+        async move { op.call(1).await }
+    });
+    assert!(panicking.await.unwrap_err().is_panic());
+    // Two timeouts: deposit (2), one retry withdraws (1).
+    let err = op.call(0).await.unwrap_err();
+    assert!(
+        matches!(err, Error::TimedOut { attempts: 2, .. }),
+        "{err:?}"
+    );
+    // A sleep past the deadline is not started and withdraws nothing (2).
+    let err = herta::deadline(Instant::now() + 5 * MS, op.call(2))
+        .await
+        .unwrap_err();
+    assert_eq!(err.attempts(), 1);
+    // So a call of four attempts finds 2 + its own 1 = 3 tokens: all used.
+    let four = FourTries::bind(&rt).unwrap();
+    assert_eq!(four.call().await.unwrap_err().attempts(), 4);
+    // And the next one only its own token: one retry, then denied.
+    assert_eq!(four.call().await.unwrap_err().attempts(), 2);
+    let stats = rt.stats();
+    assert_eq!(
+        (
+            stats.retried,
+            stats.retries_denied,
+            stats.panicked,
+            stats.timed_out
+        ),
+        (5, 1, 1, 2),
+        "{stats}"
+    );
+    assert!(all_free(&rt));
+}
