@@ -37,4 +37,5 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(function::rule_11_context_first(handler));
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
+    errors.extend(retry::rule_13_backoff(attr));
 }
