@@ -552,6 +552,44 @@ async fn a_retry_that_never_starts_costs_nothing() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_retry_cut_off_by_shutdown_is_neither_counted_nor_denied() {
+    let rt = budgeted(
+        RetryBudget::new()
+            .ratio(0.0)
+            .min_per_second(1)
+            .window(Duration::from_secs(1)),
+    );
+    let op = BudgetedBackoff::bind(&rt).unwrap();
+    let log = Log::new();
+    let call = tokio::spawn({
+        let (op, log) = (op.clone(), log.clone());
+        async move { op.call(log).await }
+    });
+    // In its 500 ms backoff sleep, holding the budget's one token.
+    tokio::time::sleep(100 * MS).await;
+    tokio::time::timeout(Duration::from_secs(1), rt.shutdown())
+        .await
+        .expect("the drain is not delayed by the sleep");
+    let err = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(err, Error::Failed { .. }),
+        "the last error: {err:?}"
+    );
+    assert_eq!(err.attempts(), 1, "no attempt after the close");
+    let stats = rt.stats();
+    assert_eq!(
+        (
+            stats.retried,
+            stats.retries_denied,
+            stats.failed,
+            stats.finished
+        ),
+        (0, 0, 1, 1),
+        "{stats}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accounting_is_exact_under_many_concurrent_tasks() {
     let rt = budgeted(
