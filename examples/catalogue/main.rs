@@ -52,9 +52,11 @@ herta::resources! {
 
 /// Replaces all rows of `brand` with `lines` in one transaction (a malformed
 /// line rolls the brand back). The same input gives the same rows, so it is
-/// `Idempotent` and a busy database (`Transient`) is retried.
+/// `Idempotent` and a busy database (`Transient`) is retried, after a
+/// jittered backoff (the writers that collided do not collide again), with
+/// its write budget given back while it waits.
 #[herta::operation(effect = Idempotent, serialize_by = brand, resources(DB_WRITE = 2),
-                   retry(on = Transient, max = 4))]
+                   retry(on = Transient, max = 4, backoff(base = "20ms", cap = "500ms")))]
 async fn replace_catalogue(db: Db, brand: String, lines: Arc<[Line]>) -> Result<u64, DbError> {
     blocking(move || db.replace_brand(&brand, &lines)).await
 }
@@ -64,7 +66,8 @@ const _: () = assert!(ReplaceCatalogue::CONTRACT.resources()[0].units() == db::R
 const _: () = assert!(RecordEvent::CONTRACT.resources()[0].units() == db::EVENT_UNITS);
 
 /// Writes one import-log entry; keyed and upserted, so `Idempotent` too.
-#[herta::operation(effect = Idempotent, resources(DB_WRITE = 1), retry(on = Transient, max = 4))]
+#[herta::operation(effect = Idempotent, resources(DB_WRITE = 1),
+                   retry(on = Transient, max = 4, backoff(base = "20ms", cap = "500ms")))]
 async fn record_event(db: Db, event: Event) -> Result<(), DbError> {
     blocking(move || db.record_event(&event)).await
 }

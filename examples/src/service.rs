@@ -5,7 +5,7 @@
 //!
 //! | route | operation | contract |
 //! |---|---|---|
-//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots (at most 64 queued), at most `max_wait = "1s"`, `retry(on = Transient, max = 3)`, `timeout = "10s"`; the header `x-request-timeout-ms` sets the request's deadline |
+//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots (at most 64 queued), at most `max_wait = "1s"`, `retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s"))` (a renderer 429 after its `Retry-After`), `timeout = "10s"`; the header `x-request-timeout-ms` sets the request's deadline |
 //! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
@@ -62,7 +62,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
-use herta::{BindError, Context, Error, Outcome, Runtime};
+use herta::{BindError, Classify, Context, Error, Outcome, Runtime};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
@@ -294,14 +294,30 @@ pub enum RenderError {
     #[outcome(Transient)]
     #[error("the renderer dropped job `{0}`")]
     Dropped(String),
+    /// The renderer answered 429 Too Many Requests with a `Retry-After`:
+    /// retried after that long (the backoff's delay if longer), and
+    /// forwarded to the client if the call ends with it.
+    #[outcome(Throttled)]
+    #[error("the renderer is rate limited (job `{job}`)")]
+    RateLimited {
+        /// The job.
+        job: String,
+        /// The renderer's `Retry-After`.
+        #[retry_after]
+        retry_after: Duration,
+    },
 }
 
 /// Renders `job`. Rendering twice gives the same page, so it is `Idempotent`
-/// and a `Transient` failure is retried (3 attempts in all). A job whose
-/// name starts with `flaky` fails its first attempt, to show the retry.
-/// Under overload a render waits at most 1 s for a slot, then answers 429.
-#[herta::operation(effect = Idempotent, resources(RENDER = 1), admission = Wait,
-                   max_wait = "1s", retry(on = Transient, max = 3), timeout = "10s")]
+/// and a `Transient` failure is retried (3 attempts in all), after a
+/// jittered backoff; so is the renderer's 429 (`Throttled`), after at least
+/// its `Retry-After`. A job whose name starts with `flaky` fails its first
+/// attempt, to show the retry; one starting with `limited` is rate limited
+/// on its first attempt with a 50 ms hint. Under overload a render waits at
+/// most 1 s for a slot, then answers 429.
+#[herta::operation(effect = Idempotent, resources(RENDER = 1), admission = Wait, max_wait = "1s",
+                   retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s")),
+                   timeout = "10s")]
 pub async fn render(
     ctx: Context,
     job: String,
@@ -311,6 +327,12 @@ pub async fn render(
     backend.render.work(backend.latency).await;
     if job.starts_with("flaky") && ctx.attempt() == 1 {
         return Err(RenderError::Dropped(job));
+    }
+    if job.starts_with("limited") && ctx.attempt() == 1 {
+        return Err(RenderError::RateLimited {
+            job,
+            retry_after: Duration::from_millis(50),
+        });
     }
     Ok(format!(
         "<h1>{job}</h1> (attempt {} of {})\n",
@@ -506,7 +528,7 @@ pub fn parse_rows(body: &str) -> Result<Vec<Row>, String> {
 }
 
 /// `200 OK` with the value, or [`error_response`].
-fn respond<T: Into<Body>, E: fmt::Display>(result: Result<T, Error<E>>) -> Response {
+fn respond<T: Into<Body>, E: fmt::Display + Classify>(result: Result<T, Error<E>>) -> Response {
     match result {
         Ok(body) => (StatusCode::OK, body.into()).into_response(),
         Err(err) => error_response(&err),
@@ -518,15 +540,20 @@ fn respond<T: Into<Body>, E: fmt::Display>(result: Result<T, Error<E>>) -> Respo
 /// Bodies are the service's own short texts: herta's error messages (which
 /// name operations, budgets and keys) go to the server's log, not to
 /// clients. Only a handler's own `Permanent` error (a bad request body, say)
-/// is shown, because it speaks to the client.
-pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
-    let retry_after = [(header::RETRY_AFTER, HeaderValue::from_static("1"))];
+/// is shown, because it speaks to the client. `Retry-After` is the
+/// upstream's own hint when the call ended with one (whole seconds, rounded
+/// up), else 1 s.
+pub fn error_response<E: fmt::Display + Classify>(err: &Error<E>) -> Response {
+    let seconds = err.retry_after().map_or(1, |hint| {
+        hint.as_secs() + u64::from(hint.subsec_nanos() > 0)
+    });
+    let retry_after = [(header::RETRY_AFTER, HeaderValue::from(seconds))];
     tracing::info!(target: "service", error = %describe(err), "request failed");
     match (err, err.outcome()) {
         (Error::Throttled { .. }, _) => (
             StatusCode::TOO_MANY_REQUESTS,
             retry_after,
-            "busy; retry after 1 s\n",
+            format!("busy; retry after {seconds} s\n"),
         )
             .into_response(),
         (Error::Stopping { .. }, _) => (
@@ -548,13 +575,13 @@ pub fn error_response<E: fmt::Display>(err: &Error<E>) -> Response {
         (_, Outcome::Transient) => (
             StatusCode::SERVICE_UNAVAILABLE,
             retry_after,
-            "temporarily unavailable; retry after 1 s\n",
+            format!("temporarily unavailable; retry after {seconds} s\n"),
         )
             .into_response(),
         (_, Outcome::Throttled) => (
             StatusCode::TOO_MANY_REQUESTS,
             retry_after,
-            "busy downstream; retry after 1 s\n",
+            format!("busy downstream; retry after {seconds} s\n"),
         )
             .into_response(),
         _ => match err.handler_error() {

@@ -282,6 +282,12 @@ async fn reject_requests_get_429_under_load_and_outcomes_map_to_statuses() {
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body, "<h1>flaky-1</h1> (attempt 2 of 3)\n");
 
+        // The renderer's 429 is retried after its 50 ms `Retry-After`.
+        server.backend.render.release(2);
+        let (status, _, body) = reply(server.post("/render/limited-1")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body, "<h1>limited-1</h1> (attempt 2 of 3)\n");
+
         // A malformed catalogue never reaches herta.
         let (status, _, body) =
             reply(server.send("/catalogue/acme", Some("acme-1,12.50\n".to_owned()))).await;
@@ -289,7 +295,7 @@ async fn reject_requests_get_429_under_load_and_outcomes_map_to_statuses() {
         assert!(body.starts_with("line 1:"), "{body}");
 
         let stats = server.rt.stats();
-        assert_eq!((stats.throttled, stats.retried), (10, 1));
+        assert_eq!((stats.throttled, stats.retried), (10, 2));
         assert_eq!(stats.admitted, stats.finished);
         server.shutdown();
         server.task.await.unwrap().unwrap();

@@ -188,6 +188,10 @@ impl RetryVerdict {
 /// | Uncertain | retry | retry | compile error |
 /// | Permanent | compile error | compile error | compile error |
 /// | Throttled | compile error | compile error | compile error |
+///
+/// The table is for attempts that follow each other at once: a contract with
+/// `retry(…, backoff(…))` may also retry `Throttled`, after a delay (see
+/// `herta::Contract::retries`).
 pub const fn retry_verdict(effect: Effect, outcome: Outcome) -> RetryVerdict {
     match (outcome, effect) {
         (Outcome::Transient, _) => RetryVerdict::Allowed,
@@ -203,7 +207,7 @@ pub const fn retry_verdict(effect: Effect, outcome: Outcome) -> RetryVerdict {
             RetryVerdict::Forbidden("a Permanent failure fails the same way every time")
         }
         (Outcome::Throttled, _) => RetryVerdict::Forbidden(
-            "retrying a Throttled call at once only adds load; herta has no backoff for it yet",
+            "retrying a Throttled call at once only adds load; retry it only after a delay, with `backoff(...)`",
         ),
     }
 }

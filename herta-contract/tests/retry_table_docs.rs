@@ -16,8 +16,8 @@ const HEADER: &str = "| outcome \\ effect | Pure | Idempotent | NonIdempotent |"
 /// its lines carry (`/// ` for a doc comment).
 const COPIES: &[(&str, &str)] = &[
     ("README.md", ""),
-    ("docs/contract-rules.md", ""),
-    ("docs/failure-semantics.md", ""),
+    ("herta/docs/contract-rules.md", ""),
+    ("herta/docs/failure-semantics.md", ""),
     ("herta-contract/src/lib.rs", "/// "),
 ];
 

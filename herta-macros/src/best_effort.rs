@@ -10,7 +10,7 @@ use syn::ext::IdentExt as _;
 use syn::{FnArg, GenericParam, Ident, ReturnType};
 
 use crate::handler;
-use crate::model::{Operation, ResourceKey};
+use crate::model::{JitterWord, Operation, ResourceKey};
 use crate::syntax::IntLiteral;
 
 /// A resource the contract holds.
@@ -25,6 +25,17 @@ pub(crate) struct Resource<'a> {
 pub(crate) struct RetryPolicy {
     pub on: Vec<Outcome>,
     pub max: u32,
+    pub backoff: Option<BackoffPolicy>,
+}
+
+/// The backoff, with valid delays.
+pub(crate) struct BackoffPolicy {
+    pub base_ms: u64,
+    pub cap_ms: u64,
+    pub jitter: JitterWord,
+    /// As written, for the documentation.
+    pub base: String,
+    pub cap: String,
 }
 
 /// The serialization key.
@@ -94,9 +105,13 @@ impl Operation {
     pub fn retry(&self) -> Option<RetryPolicy> {
         let retry = self.attr.retry.as_ref()?;
         let effect = self.attr.effect_value();
+        let backoff = self.backoff();
         let mut on: Vec<Outcome> = Vec::new();
         for outcome in self.attr.retry_outcomes().filter_map(|w| w.value) {
-            let allowed = effect.is_some_and(|e| retry_verdict(e, outcome).is_allowed());
+            let allowed = effect.is_some_and(|e| {
+                retry_verdict(e, outcome).is_allowed()
+                    || (outcome == Outcome::Throttled && backoff.is_some())
+            });
             if allowed && !on.contains(&outcome) {
                 on.push(outcome);
             }
@@ -107,7 +122,25 @@ impl Operation {
             .and_then(|m| u32::try_from(m.value).ok())
             .unwrap_or(1)
             .max(1);
-        Some(RetryPolicy { on, max })
+        Some(RetryPolicy { on, max, backoff })
+    }
+
+    /// The backoff, when its delays are valid (base at most cap).
+    fn backoff(&self) -> Option<BackoffPolicy> {
+        let spec = self.attr.backoff()?;
+        let (base, cap) = (spec.base.as_ref()?, spec.cap.as_ref()?);
+        let (base_ms, cap_ms) = (base.millis.ok()?, cap.millis.ok()?);
+        (base_ms <= cap_ms).then(|| BackoffPolicy {
+            base_ms,
+            cap_ms,
+            jitter: spec
+                .jitter
+                .as_ref()
+                .and_then(|w| w.value)
+                .unwrap_or(JitterWord::Full),
+            base: base.lit.value(),
+            cap: cap.lit.value(),
+        })
     }
 
     /// The timeout in milliseconds and as written.

@@ -69,6 +69,58 @@ fn no_field_attrs(fields: &Fields, errors: &mut Errors) {
     }
 }
 
+/// The field marked `#[retry_after]` among `fields`, as an expression on
+/// the binding `field` (a `Duration` or an `Option<Duration>`, both read
+/// through `herta::__private::RetryAfterField`); errors for a second one or
+/// a malformed attribute.
+fn retry_after_field(
+    fields: &Fields,
+    errors: &mut Errors,
+) -> Option<(syn::Member, proc_macro2::Span)> {
+    let mut found = None;
+    for (i, field) in fields.iter().enumerate() {
+        for attr in field
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("retry_after"))
+        {
+            if !matches!(attr.meta, Meta::Path(_)) {
+                errors.push(error(
+                    attr.meta.span(),
+                    "`#[retry_after]` takes no arguments",
+                    "write `#[retry_after]` on the field that holds the hint (a `Duration` or an `Option<Duration>`)",
+                ));
+                continue;
+            }
+            if found.is_some() {
+                errors.push(error(
+                    attr.path().span(),
+                    "`#[retry_after]` is given on two fields; an error has one hint",
+                    "keep it on one field",
+                ));
+                continue;
+            }
+            let member = match &field.ident {
+                Some(ident) => syn::Member::Named(ident.clone()),
+                None => syn::Member::Unnamed(syn::Index::from(i)),
+            };
+            found = Some((member, field.ty.span()));
+        }
+    }
+    found
+}
+
+/// The `retry_after` body for one set of fields bound as `Self::…` or
+/// `self`: `None` without a `#[retry_after]` field.
+fn hint_expr(member: Option<(syn::Member, proc_macro2::Span)>, value: TokenStream) -> TokenStream {
+    match member {
+        Some((member, span)) => quote::quote_spanned! {span=>
+            ::herta::__private::RetryAfterField::retry_after_hint(&#value.#member)
+        },
+        None => quote!(::core::option::Option::None),
+    }
+}
+
 /// `#[derive(Classify)]`.
 pub(crate) fn derive(input: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(input) {
@@ -77,11 +129,15 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
     };
     let mut errors = Errors::default();
     let default = outcome_attr(&input.attrs, &mut errors);
-    let body = match &input.data {
+    let mut hint_arms: Vec<TokenStream> = Vec::new();
+    let mut any_hint = false;
+    let (body, hint_body) = match &input.data {
         Data::Struct(data) => {
             no_field_attrs(&data.fields, &mut errors);
             let outcome = outcome_tokens(default.unwrap_or(Outcome::Permanent));
-            quote!(#outcome)
+            let member = retry_after_field(&data.fields, &mut errors);
+            any_hint = member.is_some();
+            (quote!(#outcome), hint_expr(member, quote!(self)))
         }
         Data::Enum(data) => {
             let arms: Vec<TokenStream> = data
@@ -93,15 +149,31 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
                         .or(default)
                         .unwrap_or(Outcome::Permanent);
                     let ident = &variant.ident;
+                    if let Some((member, span)) = retry_after_field(&variant.fields, &mut errors) {
+                        any_hint = true;
+                        let read = quote::quote_spanned! {span=>
+                            ::herta::__private::RetryAfterField::retry_after_hint(__herta_hint)
+                        };
+                        hint_arms
+                            .push(quote!(Self::#ident { #member: __herta_hint, .. } => #read,));
+                    }
                     let outcome = outcome_tokens(outcome);
                     quote!(Self::#ident { .. } => #outcome,)
                 })
                 .collect();
-            if arms.is_empty() {
+            let body = if arms.is_empty() {
                 quote!(match *self {})
             } else {
                 quote!(match self { #(#arms)* })
-            }
+            };
+            let hints = quote! {
+                #[allow(unreachable_patterns)]
+                match self {
+                    #(#hint_arms)*
+                    _ => ::core::option::Option::None,
+                }
+            };
+            (body, hints)
         }
         Data::Union(data) => {
             errors.push(error(
@@ -109,9 +181,19 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
                 "`#[derive(Classify)]` supports structs and enums, not unions",
                 "implement `herta::Classify` by hand",
             ));
-            outcome_tokens(Outcome::Permanent)
+            (
+                outcome_tokens(Outcome::Permanent),
+                quote!(::core::option::Option::None),
+            )
         }
     };
+    let retry_after = any_hint.then(|| {
+        quote! {
+            fn retry_after(&self) -> ::core::option::Option<::core::time::Duration> {
+                #hint_body
+            }
+        }
+    });
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let errors = errors.to_compile_errors();
@@ -121,6 +203,7 @@ pub(crate) fn derive(input: TokenStream) -> TokenStream {
             fn outcome(&self) -> ::herta::Outcome {
                 #body
             }
+            #retry_after
         }
         #errors
     }

@@ -55,7 +55,8 @@ use proc_macro::TokenStream;
 /// | `effect` | `Pure`, `Idempotent` or `NonIdempotent` (or `herta::Effect::Pure`, ...) | **required** |
 /// | `resources(...)` | `"name" = units` (checked at `bind`) or `CONSTANT = units` (a `herta::Resource`; a typo or units above its capacity are compile errors) | none |
 /// | `admission` | `Wait` or `Reject` | `Wait` |
-/// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (at least 2); attempts run back to back, with no delay | no retry |
+/// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (2 to 100; up to 10 000 with `backoff`); without `backoff`, attempts follow at once, each passing through the scheduler | no retry |
+/// | `retry(..., backoff(base = "10ms", cap = "1s", jitter = Full))` | `base` and `cap` with the `timeout` parser, `base` at most `cap`; `jitter` `Full` (default), `Equal` or `None`: a delay of `min(cap, base · 2^(n-1))` before attempt `n + 1`, jittered, at least `base` after a `Throttled` attempt, and at least an error's `retry_after` hint (a hint above `cap` ends the call); budgets are given back during the sleep | no delay |
 /// | `timeout` | a whole number and `ms`, `s`, `m` or `h`, from 1 ms to 1 hour | none |
 /// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations; `show_key = true` lets errors and traces show the key's value (by default they name the parameter only) | none |
 /// | `name` | the operation name in errors and stats | the function's name |
@@ -95,8 +96,9 @@ use proc_macro::TokenStream;
 /// 1. `effect` missing;
 /// 2. an unknown effect, outcome, admission mode or key (with "did you mean");
 /// 3. `NonIdempotent` with `retry(on = Uncertain)`;
-/// 4. retrying `Throttled`, `Success` or `Permanent`;
-/// 5. `retry(max = 0)`, `retry(max = 1)`, `on` missing or empty; and a
+/// 4. retrying `Success` or `Permanent`, or `Throttled` without `backoff`;
+/// 5. `retry(max = 0)`, `retry(max = 1)`, `max` above 100 without `backoff`
+///    (10 000 with it), `on` missing or empty; and a
 ///    `retry` without `timeout` whose error type is not `Classify` (every
 ///    failure would be Permanent, so it could never retry);
 /// 6. resource units 0, negative, or above a constant resource's capacity;
@@ -111,7 +113,10 @@ use proc_macro::TokenStream;
 ///     `Self` (a function in an `impl` block), `unsafe fn`, a `Context` that
 ///     is not the first parameter, is borrowed or repeated, a key written
 ///     twice, or a wrapper name another item of the module already has;
-/// 13. `max_wait` with `admission = Reject` (a `Reject` call never waits).
+/// 13. a `backoff(...)` without `base` or `cap`, a delay that does not
+///     parse, is zero or exceeds an hour, `base` above `cap`, or an unknown
+///     jitter mode;
+/// 14. `max_wait` with `admission = Reject` (a `Reject` call never waits).
 ///
 /// A `Context` parameter is recognised by its type as written (a path
 /// ending in `Context`); under a renamed import (`use herta::Context as
@@ -159,7 +164,11 @@ pub fn resources(input: TokenStream) -> TokenStream {
 /// The outcomes are `Transient`, `Uncertain`, `Permanent` and `Throttled`;
 /// an unknown name (with "did you mean"), `Success`, a repeated
 /// `#[outcome]` or one on a field is a compile error.
-#[proc_macro_derive(Classify, attributes(outcome))]
+///
+/// `#[retry_after]` on one field of a variant (or of the struct), of type
+/// `Duration` or `Option<Duration>`, implements `Classify::retry_after`: the
+/// failing service's hint of how long to wait before the next attempt.
+#[proc_macro_derive(Classify, attributes(outcome, retry_after))]
 pub fn derive_classify(input: TokenStream) -> TokenStream {
     classify::derive(input.into()).into()
 }

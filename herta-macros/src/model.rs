@@ -40,6 +40,14 @@ pub(crate) enum Key {
     Scope,
     /// `serialize_by(param, show_key = true)`.
     Show,
+    /// `retry(..., backoff(...))`.
+    Backoff,
+    /// `backoff(base = ...)`.
+    Base,
+    /// `backoff(cap = ...)`.
+    Cap,
+    /// `backoff(jitter = ...)`.
+    Jitter,
     MaxWait,
     Deadline,
 }
@@ -59,6 +67,10 @@ impl Key {
             Key::Max => "max",
             Key::Scope => "scope",
             Key::Show => "show_key",
+            Key::Backoff => "backoff",
+            Key::Base => "base",
+            Key::Cap => "cap",
+            Key::Jitter => "jitter",
             Key::MaxWait => "max_wait",
             Key::Deadline => "deadline",
         }
@@ -71,6 +83,7 @@ pub(crate) enum Within {
     Operation,
     Retry,
     SerializeBy,
+    Backoff,
 }
 
 impl Within {
@@ -89,8 +102,9 @@ impl Within {
                 Key::MaxWait,
                 Key::Deadline,
             ],
-            Within::Retry => &[Key::On, Key::Max],
+            Within::Retry => &[Key::On, Key::Max, Key::Backoff],
             Within::SerializeBy => &[Key::Scope, Key::Show],
+            Within::Backoff => &[Key::Base, Key::Cap, Key::Jitter],
         }
     }
 
@@ -105,6 +119,7 @@ impl Within {
             Within::Operation => "`#[herta::operation(...)]`",
             Within::Retry => "`retry(...)`",
             Within::SerializeBy => "`serialize_by(...)`",
+            Within::Backoff => "`backoff(...)`",
         }
     }
 }
@@ -235,6 +250,36 @@ pub(crate) struct Retry {
     pub keyword: Ident,
     pub on: Option<OnList>,
     pub max: Option<Max>,
+    pub backoff: Option<BackoffSpec>,
+}
+
+/// `backoff(base = "10ms", cap = "1s", jitter = Full)`.
+pub(crate) struct BackoffSpec {
+    /// The `backoff` keyword, for errors about what is missing.
+    pub keyword: Ident,
+    pub base: Option<Timeout>,
+    pub cap: Option<Timeout>,
+    pub jitter: Option<Word<JitterWord>>,
+}
+
+/// A jitter mode as the macro knows it (`herta::Jitter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JitterWord {
+    Full,
+    Equal,
+    None,
+}
+
+impl JitterWord {
+    pub const NAMES: [&'static str; 3] = ["Full", "Equal", "None"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JitterWord::Full => "Full",
+            JitterWord::Equal => "Equal",
+            JitterWord::None => "None",
+        }
+    }
 }
 
 /// `on = Transient` or `on = [Transient, Uncertain]`.
@@ -277,6 +322,11 @@ impl Attr {
     /// The effect, when it is a known word.
     pub fn effect_value(&self) -> Option<Effect> {
         self.effect.as_ref().and_then(|w| w.value)
+    }
+
+    /// `retry(..., backoff(...))`, as written.
+    pub fn backoff(&self) -> Option<&BackoffSpec> {
+        self.retry.as_ref().and_then(|r| r.backoff.as_ref())
     }
 
     /// Every word of `retry(on = ...)`, as written.

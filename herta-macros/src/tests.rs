@@ -192,13 +192,110 @@ fn rule_4_never_retried_outcomes() {
         for outcome in ["Throttled", "Success", "Permanent"] {
             let word: syn::Ident = syn::parse_str(outcome).unwrap();
             let message = one_error(quote!(effect = #effect, retry(on = #word, max = 3)));
-            assert!(
-                message.starts_with(&format!("`{outcome}` is never retried: ")),
-                "{message}"
-            );
+            let expected = if outcome == "Throttled" {
+                "`Throttled` is retried only after a delay: ".to_owned()
+            } else {
+                format!("`{outcome}` is never retried: ")
+            };
+            assert!(message.starts_with(&expected), "{message}");
             assert_shape(&message);
         }
+        // With a backoff, `Throttled` may be retried; the others never.
+        assert!(errors(quote!(
+            effect = #effect,
+            retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s"))
+        ))
+        .is_empty());
+        let message = one_error(quote!(
+            effect = #effect,
+            retry(on = Permanent, max = 3, backoff(base = "10ms", cap = "1s"))
+        ));
+        assert!(
+            message.starts_with("`Permanent` is never retried"),
+            "{message}"
+        );
     }
+    let message = one_error(quote!(effect = Pure, retry(on = Throttled, max = 3)));
+    assert!(message.contains("add `backoff(base = "), "{message}");
+}
+
+#[test]
+fn rule_13_backoff() {
+    let one = |attr: TokenStream| one_error(attr);
+    assert!(errors(quote!(
+        effect = Pure,
+        retry(
+            on = Transient,
+            max = 3,
+            backoff(base = "1s", cap = "1s", jitter = Equal)
+        )
+    ))
+    .is_empty());
+    for jitter in ["Full", "Equal", "None"] {
+        let jitter: syn::Ident = syn::parse_str(jitter).unwrap();
+        assert!(errors(quote!(
+            effect = Pure,
+            retry(on = Transient, max = 3, backoff(base = "1ms", cap = "1h", jitter = #jitter))
+        ))
+        .is_empty());
+    }
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff(base = "2s", cap = "1s"))
+    ));
+    assert!(
+        message.contains("`base = \"2s\"` is above `cap = \"1s\"`"),
+        "{message}"
+    );
+    assert_shape(&message);
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff(base = "0ms", cap = "1s"))
+    ));
+    assert!(message.contains("is no delay"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff(base = "10 ms", cap = "1s"))
+    ));
+    assert!(message.contains("is not a duration"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff(base = "10ms", cap = "2h"))
+    ));
+    assert!(message.contains("longer than the 1 hour"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff(base = "10ms"))
+    ));
+    assert!(message.contains("must say its `cap`"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff(base = 10, cap = "1s"))
+    ));
+    assert!(message.contains("`base` needs a unit"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(
+            on = Transient,
+            max = 3,
+            backoff(base = "1ms", cap = "1s", jitter = Half)
+        )
+    ));
+    assert!(message.contains("`Half` is not a jitter mode"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(
+            on = Transient,
+            max = 3,
+            backoff(base = "1ms", cap = "1s", jiter = Full)
+        )
+    ));
+    assert!(message.contains("did you mean `jitter`"), "{message}");
+    let message = one(quote!(
+        effect = Pure,
+        retry(on = Transient, max = 3, backoff = "1s")
+    ));
+    assert!(message.contains("`backoff` takes a list"), "{message}");
 }
 
 #[test]
@@ -223,7 +320,30 @@ fn rule_5_retry_must_be_able_to_retry() {
         effect = Pure,
         retry(on = Transient, max = 99999999999)
     ))
-    .contains("fits in a `u32`"));
+    .contains("without `backoff` allows at most 100 attempts"));
+    assert!(
+        one_error(quote!(effect = Pure, retry(on = Transient, max = 101)))
+            .contains("without `backoff` allows at most 100 attempts")
+    );
+    assert!(errors(quote!(effect = Pure, retry(on = Transient, max = 100))).is_empty());
+    assert!(errors(quote!(
+        effect = Pure,
+        retry(
+            on = Transient,
+            max = 10000,
+            backoff(base = "1ms", cap = "1s")
+        )
+    ))
+    .is_empty());
+    assert!(one_error(quote!(
+        effect = Pure,
+        retry(
+            on = Transient,
+            max = 10001,
+            backoff(base = "1ms", cap = "1s")
+        )
+    ))
+    .contains("more than the 10000 attempts"));
     assert!(one_error(quote!(effect = Pure, retry = 3)).contains("`retry` takes a list"));
 }
 

@@ -33,6 +33,8 @@ pub struct ContractFields {
     pub timeout: Option<Duration>,
     /// The serialization key, if any.
     pub serialize_by: Option<KeySpec>,
+    /// The delay between attempts, if declared.
+    pub backoff: Option<crate::retry::Backoff>,
     /// The longest wait for key and budgets together, from admission.
     pub max_wait: Option<Duration>,
     /// The whole-call deadline, from admission.
@@ -200,6 +202,56 @@ impl<T> ViaDefault for &Probe<'_, T> {
     #[inline]
     fn __herta_outcome(&self) -> Outcome {
         Outcome::Permanent
+    }
+}
+
+/// The retry hint of an error that implements [`Classify`].
+pub trait HintViaTrait {
+    /// [`Classify::retry_after`].
+    fn __herta_retry_after(&self) -> Option<Duration>;
+}
+impl<T: Classify> HintViaTrait for Probe<'_, T> {
+    #[inline]
+    fn __herta_retry_after(&self) -> Option<Duration> {
+        self.0.retry_after()
+    }
+}
+
+/// No hint from an error that does not.
+pub trait HintViaDefault {
+    /// Always `None`.
+    fn __herta_retry_after(&self) -> Option<Duration>;
+}
+impl<T> HintViaDefault for &Probe<'_, T> {
+    #[inline]
+    fn __herta_retry_after(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// A field marked `#[retry_after]` in `#[derive(Classify)]`: a `Duration`
+/// or an `Option<Duration>`.
+#[diagnostic::on_unimplemented(
+    message = "a `#[retry_after]` field must be a `Duration` or an `Option<Duration>`, not `{Self}`",
+    label = "not a `std::time::Duration`",
+    note = "store the hint as `std::time::Duration` (or `Option<Duration>` when the server may not send one)"
+)]
+pub trait RetryAfterField {
+    /// The hint.
+    fn retry_after_hint(&self) -> Option<Duration>;
+}
+
+impl RetryAfterField for Duration {
+    #[inline]
+    fn retry_after_hint(&self) -> Option<Duration> {
+        Some(*self)
+    }
+}
+
+impl RetryAfterField for Option<Duration> {
+    #[inline]
+    fn retry_after_hint(&self) -> Option<Duration> {
+        *self
     }
 }
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::outcome::{Admission, Effect, Outcome};
+use crate::retry::Backoff;
 
 /// The policy an operation declared with `#[herta::operation(...)]`.
 ///
@@ -37,6 +38,7 @@ pub struct Contract {
     max_attempts: u32,
     timeout: Option<Duration>,
     serialize_by: Option<KeySpec>,
+    backoff: Option<Backoff>,
     max_wait: Option<Duration>,
     deadline: Option<Duration>,
 }
@@ -54,6 +56,7 @@ impl Contract {
             max_attempts,
             timeout,
             serialize_by,
+            backoff,
             max_wait,
             deadline,
         } = fields;
@@ -66,6 +69,7 @@ impl Contract {
             max_attempts,
             timeout,
             serialize_by,
+            backoff,
             max_wait,
             deadline,
         }
@@ -136,9 +140,19 @@ impl Contract {
     /// permitting: `outcome` is listed in `retry(on = …)` **and** the
     /// effect × outcome table allows it (checked again here at run time, belt
     /// and braces, although the macro already refuses unsafe contracts).
+    /// `Throttled` is retried only with a [`backoff`](Contract::backoff).
     pub fn retries(&self, outcome: Outcome) -> bool {
         self.retry_on.contains(&outcome)
-            && herta_contract::retry_verdict(self.effect, outcome).is_allowed()
+            && (herta_contract::retry_verdict(self.effect, outcome).is_allowed()
+                || (outcome == Outcome::Throttled && self.backoff.is_some()))
+    }
+
+    /// The delay between attempts, declared with
+    /// `retry(…, backoff(base = "10ms", cap = "1s", jitter = Full))`;
+    /// `None`: attempts follow each other at once (each passing through
+    /// the scheduler).
+    pub const fn backoff(&self) -> Option<Backoff> {
+        self.backoff
     }
 }
 

@@ -132,6 +132,18 @@ impl<E> Error<E> {
     }
 }
 
+impl<E: crate::outcome::Classify> Error<E> {
+    /// The failing service's hint of how long to wait before trying again
+    /// ([`Classify::retry_after`](crate::Classify::retry_after) of the
+    /// handler's last error), for `Failed`: what an HTTP service forwards as
+    /// its own `Retry-After` when the call ended because the hint was above
+    /// the backoff's `cap` or past the deadline.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.handler_error()
+            .and_then(crate::outcome::Classify::retry_after)
+    }
+}
+
 /// What a throttled call found busy (a `Reject` call), or was still
 /// waiting for when its `max_wait` ran out, or found with a full queue.
 #[derive(Debug, Clone, PartialEq, Eq)]

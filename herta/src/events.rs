@@ -64,6 +64,20 @@ pub(crate) enum Event<'a> {
     Succeeded,
     /// The call's last attempt failed or ran past its timeout.
     Failed,
+    /// The runtime's retry budget refused the retry after attempt number
+    /// `attempt`: the call returns that attempt's error.
+    RetryDenied {
+        /// The last attempt made, 1-based.
+        attempt: u32,
+    },
+    /// The call sleeps `delay` (its budgets given back) before the next
+    /// attempt (not counted).
+    BackingOff {
+        /// The sleep.
+        delay: std::time::Duration,
+        /// The attempt that failed, 1-based.
+        attempt: u32,
+    },
     /// The call's deadline passed while it waited (`attempts` 0) or during
     /// attempt number `attempts` (dropped); the call ends with
     /// `Error::DeadlineExceeded`.
@@ -131,6 +145,11 @@ impl<'a> Events<'a> {
             }
             Event::Succeeded => Counters::bump(&c.succeeded),
             Event::Failed => Counters::bump(&c.failed),
+            Event::RetryDenied { attempt } => {
+                Counters::bump(&c.retries_denied);
+                trace::retry_denied(self.contract, attempt, max_attempts());
+            }
+            Event::BackingOff { delay, attempt } => trace::backing_off(delay, attempt),
             Event::DeadlineExceeded { outcome, attempts } => {
                 Counters::bump(&c.deadline_exceeded);
                 trace::deadline_exceeded(self.contract, outcome, attempts);

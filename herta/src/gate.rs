@@ -79,10 +79,6 @@ impl Gate {
     ///
     /// The "closed" signal a wait inside a call (a backoff sleep) selects
     /// on, so that it ends as soon as the runtime closes.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the signal backoff sleeps (0.2) will wait on")
-    )]
     pub(crate) async fn closed(&self) {
         self.wait_for(&self.closed, || self.is_closed()).await;
     }

@@ -69,7 +69,7 @@
 //!
 //! ## Guides
 //!
-//! [`guide`] carries the design documents (`docs/` in the repository), with
+//! [`guide`] carries the design documents (`herta/docs/` in the repository, packaged with the crate), with
 //! every example compiled: [concepts](guide::concepts),
 //! [execution model](guide::execution_model),
 //! [failure semantics](guide::failure_semantics),
@@ -77,6 +77,7 @@
 //! [architecture](guide::architecture) and
 //! [what herta is not](guide::what_herta_is_not).
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 mod arbiter;
@@ -96,6 +97,7 @@ mod retry;
 mod runtime;
 mod stats;
 #[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 pub mod trace;
 mod waiters;
@@ -103,22 +105,22 @@ mod waiters;
 #[doc(hidden)]
 pub mod __private;
 
-#[doc = include_str!("../../docs/contract-rules.md")]
+#[doc = include_str!("../docs/contract-rules.md")]
 pub mod contract_rules {}
 
 /// The design documents, with every example compiled as a doc test.
 pub mod guide {
-    #[doc = include_str!("../../docs/concepts.md")]
+    #[doc = include_str!("../docs/concepts.md")]
     pub mod concepts {}
-    #[doc = include_str!("../../docs/execution-model.md")]
+    #[doc = include_str!("../docs/execution-model.md")]
     pub mod execution_model {}
-    #[doc = include_str!("../../docs/failure-semantics.md")]
+    #[doc = include_str!("../docs/failure-semantics.md")]
     pub mod failure_semantics {}
-    #[doc = include_str!("../../docs/resource-arbitration.md")]
+    #[doc = include_str!("../docs/resource-arbitration.md")]
     pub mod resource_arbitration {}
-    #[doc = include_str!("../../docs/architecture.md")]
+    #[doc = include_str!("../docs/architecture.md")]
     pub mod architecture {}
-    #[doc = include_str!("../../docs/what-herta-is-not.md")]
+    #[doc = include_str!("../docs/what-herta-is-not.md")]
     pub mod what_herta_is_not {}
 }
 

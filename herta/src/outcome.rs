@@ -1,6 +1,7 @@
 //! Classifying what an attempt's error means: [`Classify`] and [`Failure`].
 
 use std::fmt;
+use std::time::Duration;
 
 pub use herta_contract::{Admission, Effect, Outcome};
 
@@ -18,6 +19,21 @@ pub use herta_contract::{Admission, Effect, Outcome};
 pub trait Classify {
     /// The outcome of the attempt that produced this error.
     fn outcome(&self) -> Outcome;
+
+    /// How long the failing service asked callers to wait before trying
+    /// again (an HTTP `Retry-After`, a gRPC `RetryInfo`), if it said.
+    ///
+    /// With `retry(…, backoff(…))` the sleep before the next attempt is
+    /// `max(hint, backoff delay)`; a hint above the backoff's `cap`, or one
+    /// that would end past the call's deadline, ends the call at once with
+    /// this error (and [`Error::retry_after`](crate::Error::retry_after)
+    /// gives the hint to forward). Without `backoff`, any hint above zero
+    /// ends the call at once: a contract without a delay cannot honour one.
+    /// A zero hint (a `Retry-After` date already past, converted with
+    /// `saturating_duration_since`) is no hint. The default is `None`.
+    fn retry_after(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// An error tagged with the [`Outcome`] of the attempt that produced it.
@@ -45,6 +61,7 @@ pub trait Classify {
 pub struct Failure<E> {
     outcome: Outcome,
     error: E,
+    retry_after: Option<Duration>,
 }
 
 impl<E> Failure<E> {
@@ -53,7 +70,16 @@ impl<E> Failure<E> {
         Failure {
             outcome: normalize(outcome),
             error,
+            retry_after: None,
         }
+    }
+
+    /// Adds the failing service's hint of how long to wait before the next
+    /// attempt (see [`Classify::retry_after`]):
+    /// `Failure::throttled(e).with_retry_after(Duration::from_secs(2))`.
+    pub fn with_retry_after(mut self, hint: Duration) -> Self {
+        self.retry_after = Some(hint);
+        self
     }
 
     /// The attempt did not take effect; trying again may succeed.
@@ -95,6 +121,10 @@ impl<E> Failure<E> {
 impl<E> Classify for Failure<E> {
     fn outcome(&self) -> Outcome {
         self.outcome
+    }
+
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
     }
 }
 

@@ -11,6 +11,8 @@ use crate::error::ConfigError;
 use crate::gate::Gate;
 use crate::keys::KeyTable;
 use crate::resource::Resource;
+use crate::retry::budget::{Bucket, RetryBudget};
+use crate::retry::random::JitterSource;
 use crate::stats::{Counters, ResourceStats, Stats};
 
 /// The execution authority operations are bound to: named budgets, key
@@ -58,6 +60,10 @@ pub(crate) struct Inner {
     pub(crate) counters: Counters,
     /// Key spaces by name (`operation:…` or `scope:…`).
     key_spaces: Mutex<HashMap<String, KeySpace>>,
+    /// Where backoff jitter draws from.
+    pub(crate) jitter: JitterSource,
+    /// The runtime-wide retry budget, if one was given.
+    pub(crate) retry_budget: Option<Bucket>,
 }
 
 /// One registered key space: its table, type-erased, and the name of the
@@ -92,6 +98,8 @@ impl Runtime {
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder {
             resources: Vec::new(),
+            jitter_seed: None,
+            retry_budget: None,
         }
     }
 
@@ -212,12 +220,30 @@ impl fmt::Debug for Runtime {
 #[must_use = "a builder does nothing until `.build()`"]
 pub struct RuntimeBuilder {
     resources: Vec<Resource>,
+    jitter_seed: Option<u64>,
+    retry_budget: Option<RetryBudget>,
 }
 
 impl RuntimeBuilder {
     /// Adds a budget. Order does not matter.
     pub fn resource(mut self, resource: Resource) -> Self {
         self.resources.push(resource);
+        self
+    }
+
+    /// Draws backoff jitter from one generator seeded with `seed`, so that
+    /// the same calls in the same order sleep the same delays (for tests,
+    /// with a paused clock). Without it each thread draws from its own
+    /// unseeded generator, with no lock.
+    pub fn jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = Some(seed);
+        self
+    }
+
+    /// Limits retries runtime-wide (storm protection): see [`RetryBudget`].
+    /// Without one, every retry a contract allows is made.
+    pub fn retry_budget(mut self, budget: RetryBudget) -> Self {
+        self.retry_budget = Some(budget);
         self
     }
 
@@ -261,6 +287,8 @@ impl RuntimeBuilder {
                 gate: Gate::new(),
                 counters: Counters::default(),
                 key_spaces: Mutex::new(HashMap::new()),
+                jitter: JitterSource::new(self.jitter_seed),
+                retry_budget: self.retry_budget.as_ref().map(Bucket::new),
             }),
         })
     }

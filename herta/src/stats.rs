@@ -63,6 +63,10 @@ pub struct Stats {
     pub keys: usize,
     /// Every budget, in declaration order.
     pub resources: Vec<ResourceStats>,
+    /// Calls whose next retry the runtime's
+    /// [`RetryBudget`](crate::RetryBudget) refused: they returned their last
+    /// error at once.
+    pub retries_denied: u64,
     /// Admitted calls that ended with `Error::DeadlineExceeded`: their
     /// deadline (contract `deadline` or a `herta::deadline` scope) passed
     /// while they waited or ran.
@@ -75,7 +79,7 @@ pub struct Stats {
 /// ```text
 /// calls: admitted 9, refused (stopping) 0, in flight 0, keys 0
 /// ended: succeeded 6, failed 1, throttled 1, stopped waiting 0, cancelled 0, panicked 0, deadline exceeded 0
-/// attempts: started 8, retried 2, timed out 0
+/// attempts: started 8, retried 2, timed out 0, retries denied 0
 /// worker: 0 of 4 in use, 0 waiting, peak 4
 /// ```
 impl fmt::Display for Stats {
@@ -99,8 +103,8 @@ impl fmt::Display for Stats {
         )?;
         write!(
             f,
-            "attempts: started {}, retried {}, timed out {}",
-            self.started, self.retried, self.timed_out
+            "attempts: started {}, retried {}, timed out {}, retries denied {}",
+            self.started, self.retried, self.timed_out, self.retries_denied
         )?;
         for r in &self.resources {
             write!(
@@ -157,6 +161,7 @@ pub(crate) struct Counters {
     pub(crate) started: AtomicU64,
     pub(crate) retried: AtomicU64,
     pub(crate) timed_out: AtomicU64,
+    pub(crate) retries_denied: AtomicU64,
     pub(crate) deadline_exceeded: AtomicU64,
 }
 
@@ -209,6 +214,7 @@ impl Counters {
             in_flight,
             keys,
             resources,
+            retries_denied: load(&self.retries_denied),
             deadline_exceeded,
         }
     }

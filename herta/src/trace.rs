@@ -291,6 +291,27 @@ mod imp {
         tracing::debug!(target: "herta", stage = stage.name(), "stopping");
     }
 
+    /// `retry denied`, `WARN`: the runtime's retry budget is empty, so the
+    /// call returns its last error after `attempt` attempts.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn retry_denied(contract: &Contract, attempt: u32, max_attempts: u32) {
+        tracing::warn!(
+            target: "herta",
+            operation = contract.operation(),
+            attempt,
+            max_attempts,
+            "retry denied"
+        );
+    }
+
+    /// `backing off`, with the sleep before the next attempt.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn backing_off(delay: std::time::Duration, attempt: u32) {
+        tracing::debug!(target: "herta", delay_ms = millis(delay), attempt, "backing off");
+    }
+
     /// `deadline exceeded`, always `WARN`: the call's deadline passed while
     /// it waited (`attempts` 0) or during attempt number `attempts`.
     #[cold]
@@ -360,6 +381,10 @@ mod imp {
     pub(crate) fn panicked(_: &Contract, _: u32, _: u32) {}
     #[inline(always)]
     pub(crate) fn stopping(_: Stage) {}
+    #[inline(always)]
+    pub(crate) fn retry_denied(_: &Contract, _: u32, _: u32) {}
+    #[inline(always)]
+    pub(crate) fn backing_off(_: std::time::Duration, _: u32) {}
     #[inline(always)]
     pub(crate) fn deadline_exceeded(_: &Contract, _: Outcome, _: u32) {}
 }

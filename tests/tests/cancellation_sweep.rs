@@ -546,6 +546,13 @@ async fn dropped_inside_a_retry_attempt() {
     let steps = [Step::Transient, Step::Hold, Step::Done];
     let mut dut = Box::pin(w.full.call(1, plan(&dp, &steps)));
     assert!(poll_once(dut.as_mut()).is_pending());
+    // The retry passes through the scheduler first (a yield).
+    assert_eq!(
+        (dp.attempts(), dp.inside()),
+        (1, 0),
+        "attempt 2 waits for its turn"
+    );
+    assert!(poll_once(dut.as_mut()).is_pending());
     assert_eq!((dp.attempts(), dp.inside()), (2, 1), "attempt 2 is inside");
     assert_eq!(w.rt.stats().retried, 1);
     let behind = w.spawn_full(1, plan(&Probe::new(), &[Step::Done]));
@@ -586,7 +593,9 @@ async fn dropped_inside_the_attempt_after_a_timeout() {
     let mut dut = Box::pin(w.full.call(1, plan(&dp, &steps)));
     assert!(poll_once(dut.as_mut()).is_pending());
     tokio::time::advance(Duration::from_millis(1001)).await;
-    // Attempt 1 timed out (Transient for Idempotent): attempt 2 starts.
+    // Attempt 1 timed out (Transient for Idempotent): attempt 2 starts,
+    // after a pass through the scheduler (a yield).
+    assert!(poll_once(dut.as_mut()).is_pending());
     assert!(poll_once(dut.as_mut()).is_pending());
     assert_eq!((dp.attempts(), dp.inside()), (2, 1));
     let s = w.rt.stats();

@@ -804,7 +804,12 @@ fn check_stats(
     expect("in_flight", s.in_flight, 0);
     expect("started", s.started, started);
     expect("retried", s.retried, retried);
-    expect("timed_out", s.timed_out, timed_out);
+    // The last dropped attempt of a cancelled call may also have timed out
+    // just before the drop: a retry passes through the scheduler before its
+    // attempt, and the caller may drop the call there.
+    if s.timed_out < timed_out || s.timed_out > timed_out + dropped_by_cancel {
+        expect("timed_out", s.timed_out, timed_out);
+    }
     expect("cancelled", s.cancelled, cancelled);
     expect("panicked", s.panicked, panicked);
     expect("throttled", s.throttled, throttled);

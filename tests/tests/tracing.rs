@@ -648,3 +648,36 @@ fn a_disabled_span_never_formats_the_key_and_warnings_still_name_the_operation()
     });
     assert_eq!(FORMATTED.with(Cell::get), 1);
 }
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1),
+                   retry(on = Transient, max = 3, backoff(base = "10ms", cap = "1s", jitter = None)))]
+async fn backing_off() -> Result<(), Failure<String>> {
+    Err(Failure::transient("try again later".to_owned()))
+}
+
+#[test]
+fn a_backoff_and_a_denied_retry_are_events() {
+    let capture = captured(LevelFilter::DEBUG, |_| async {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 1))
+            .retry_budget(
+                herta::RetryBudget::new()
+                    .ratio(0.0)
+                    .min_per_second(1)
+                    .window(Duration::from_secs(1)),
+            )
+            .build()
+            .unwrap();
+        let err = BackingOff::bind(&rt).unwrap().call().await.unwrap_err();
+        assert_eq!(err.attempts(), 2);
+        assert_eq!(rt.stats().retries_denied, 1);
+    });
+    let backing = capture.event("backing off");
+    assert_eq!(backing.fields.num("delay_ms"), 10.0);
+    assert_eq!(backing.fields.num("attempt"), 1.0);
+    in_span(&backing, "backing_off");
+    let denied = capture.event("retry denied");
+    assert_eq!(denied.level, Level::WARN);
+    assert_eq!(denied.fields.get("operation"), Some("backing_off"));
+    assert_eq!(denied.fields.num("attempt"), 2.0);
+}

@@ -31,6 +31,18 @@ impl Wrapper<'_> {
             None => (TokenStream::new(), 1),
         };
         let none = quote!(::core::option::Option::None);
+        let backoff = match self.retry.as_ref().and_then(|r| r.backoff.as_ref()) {
+            Some(b) => {
+                let (base, cap) = (b.base_ms, b.cap_ms);
+                let jitter = Ident::new(b.jitter.name(), Span::call_site());
+                quote!(::core::option::Option::Some(::herta::Backoff::new(
+                    ::core::time::Duration::from_millis(#base),
+                    ::core::time::Duration::from_millis(#cap),
+                    ::herta::Jitter::#jitter,
+                )))
+            }
+            None => none.clone(),
+        };
         let timeout = match &self.timeout {
             Some((millis, _)) => {
                 quote!(::core::option::Option::Some(::core::time::Duration::from_millis(#millis)))
@@ -71,6 +83,7 @@ impl Wrapper<'_> {
                 max_attempts: #max,
                 timeout: #timeout,
                 serialize_by: #serialize_by,
+                backoff: #backoff,
                 max_wait: #max_wait,
                 deadline: #deadline,
             }
@@ -107,8 +120,17 @@ impl Wrapper<'_> {
         lines.push(match &self.retry {
             Some(retry) => {
                 let on: Vec<String> = retry.on.iter().map(|o| format!("`{o}`")).collect();
+                let backoff = match &retry.backoff {
+                    Some(b) => format!(
+                        ", backing off from {} up to {} (jitter `{}`)",
+                        b.base,
+                        b.cap,
+                        b.jitter.name()
+                    ),
+                    None => String::new(),
+                };
                 format!(
-                    "- **retry**: on {}, at most {} attempts",
+                    "- **retry**: on {}, at most {} attempts{backoff}",
                     on.join(", "),
                     retry.max
                 )

@@ -71,6 +71,13 @@ impl Wrapper<'_> {
             }
 
             #[doc(hidden)]
+            #[allow(dead_code)]
+            fn __herta_retry_after(error: &#err) -> ::core::option::Option<::core::time::Duration> {
+                use ::herta::__private::{HintViaDefault as _, HintViaTrait as _};
+                (&::herta::__private::Probe(error)).__herta_retry_after()
+            }
+
+            #[doc(hidden)]
             fn __herta_describe_key(key: &#key_ty) -> ::std::string::String {
                 #describe_key
             }
@@ -109,7 +116,7 @@ impl Wrapper<'_> {
             }
         });
         quote! {
-            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, |#context_param: ::herta::Context| {
+            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, |#context_param: ::herta::Context| {
                 #(#clones)*
                 #function(#context #(#names),*)
             })

@@ -74,7 +74,14 @@ pub(crate) fn attr(args: TokenStream, errors: &mut Errors) -> Attr {
                 attr.name = errors.handle(values::string(&meta, "name", "\"render_page\""))
             }
             Key::Wrapper => attr.wrapper = errors.handle(values::type_name(&meta)),
-            Key::On | Key::Max | Key::Scope | Key::Show => {
+            Key::On
+            | Key::Max
+            | Key::Scope
+            | Key::Show
+            | Key::Backoff
+            | Key::Base
+            | Key::Cap
+            | Key::Jitter => {
                 unreachable!("not keys of the attribute")
             }
             Key::MaxWait => {

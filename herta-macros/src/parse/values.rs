@@ -6,7 +6,8 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta};
 use super::items;
 use crate::diag::{error, error_spanned, Errors};
 use crate::model::{
-    Key, Keys, Max, OnList, Retry, SerializeBy, Timeout, TimeoutError, Within, Word,
+    BackoffSpec, JitterWord, Key, Keys, Max, OnList, Retry, SerializeBy, Timeout, TimeoutError,
+    Within, Word,
 };
 use crate::syntax::{int_literal, IntLiteral};
 use crate::vocab::Vocabulary;
@@ -165,7 +166,12 @@ fn boolean(meta: &Meta, key: &str) -> syn::Result<syn::LitBool> {
 
 /// `timeout = "2s"`; the duration is checked by rule 10.
 pub(super) fn timeout(meta: &Meta) -> syn::Result<Timeout> {
-    match value_of(meta, "timeout", "\"2s\"")? {
+    duration(meta, "timeout")
+}
+
+/// `key = "2s"`, with the `timeout` parser; checked by rule 10.
+fn duration(meta: &Meta, key: &str) -> syn::Result<Timeout> {
+    match value_of(meta, key, "\"2s\"")? {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
         }) => Ok(Timeout {
@@ -176,13 +182,13 @@ pub(super) fn timeout(meta: &Meta) -> syn::Result<Timeout> {
             lit: Lit::Int(i), ..
         }) => Err(error(
             i.span(),
-            "`timeout` needs a unit: a bare number could mean milliseconds or seconds",
-            format_args!("write `timeout = \"{i}ms\"` or `timeout = \"{i}s\"`"),
+            format_args!("`{key}` needs a unit: a bare number could mean milliseconds or seconds"),
+            format_args!("write `{key} = \"{i}ms\"` or `{key} = \"{i}s\"`"),
         )),
         other => Err(error(
             other.span(),
-            "`timeout` takes a string with a unit",
-            "write `timeout = \"250ms\"`, `\"2s\"` or `\"1m\"`",
+            format_args!("`{key}` takes a string with a unit"),
+            format_args!("write `{key} = \"250ms\"`, `\"2s\"` or `\"1m\"`"),
         )),
     }
 }
@@ -234,6 +240,7 @@ pub(super) fn retry(
         keyword: keyword.clone(),
         on: None,
         max: None,
+        backoff: None,
     };
     let mut seen = Vec::new();
     for item in items {
@@ -242,11 +249,52 @@ pub(super) fn retry(
         };
         match items::key(&meta, Within::Retry, &mut seen, keys) {
             Some((Key::On, _)) => retry.on = errors.handle(on_list(&meta)),
+            Some((Key::Backoff, ident)) => retry.backoff = backoff(&meta, &ident, errors, keys),
             Some((_, _)) => retry.max = errors.handle(max(&meta)),
             None => {}
         }
     }
     Some(retry)
+}
+
+/// `backoff(base = "10ms", cap = "1s", jitter = Full)`.
+fn backoff(
+    meta: &Meta,
+    keyword: &Ident,
+    errors: &mut Errors,
+    keys: &mut Keys,
+) -> Option<BackoffSpec> {
+    const HELP: &str = "write `backoff(base = \"10ms\", cap = \"1s\")`, optionally with `jitter = Full`, `Equal` or `None`";
+    let Meta::List(list) = meta else {
+        errors.push(error(
+            keyword.span(),
+            "`backoff` takes a list: the first delay, the longest delay and the jitter",
+            HELP,
+        ));
+        return None;
+    };
+    let items = items::list(list.tokens.clone(), errors, HELP)?;
+    let mut spec = BackoffSpec {
+        keyword: keyword.clone(),
+        base: None,
+        cap: None,
+        jitter: None,
+    };
+    let mut seen = Vec::new();
+    for item in items {
+        let Some(meta) = items::meta(item, Within::Backoff, "base = \"10ms\"", errors) else {
+            continue;
+        };
+        match items::key(&meta, Within::Backoff, &mut seen, keys) {
+            Some((Key::Base, _)) => spec.base = errors.handle(duration(&meta, "base")),
+            Some((Key::Cap, _)) => spec.cap = errors.handle(duration(&meta, "cap")),
+            Some((_, _)) => {
+                spec.jitter = errors.handle(word::<JitterWord>(&meta, "jitter", "Full"));
+            }
+            None => {}
+        }
+    }
+    Some(spec)
 }
 
 fn on_list(meta: &Meta) -> syn::Result<OnList> {

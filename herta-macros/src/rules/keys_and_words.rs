@@ -39,6 +39,11 @@ pub(super) fn rule_2_unknown_words(attr: &Attr) -> Vec<syn::Error> {
     errors.extend(attr.effect.iter().filter_map(unknown::<Effect>));
     errors.extend(attr.admission.iter().filter_map(unknown::<Admission>));
     errors.extend(attr.retry_outcomes().filter_map(unknown::<Outcome>));
+    errors.extend(
+        attr.backoff()
+            .and_then(|b| b.jitter.as_ref())
+            .and_then(unknown::<crate::model::JitterWord>),
+    );
     errors
 }
 

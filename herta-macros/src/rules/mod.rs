@@ -38,6 +38,7 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(function::rule_11_context_first(handler));
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
+    errors.extend(retry::rule_13_backoff(attr));
     errors.extend(waiting::rule_10_durations(attr));
-    errors.extend(waiting::rule_13_max_wait_needs_wait(attr));
+    errors.extend(waiting::rule_14_max_wait_needs_wait(attr));
 }

@@ -1,9 +1,18 @@
-//! Rules 3, 4 and 5: what `retry(...)` may retry, and that it can retry.
+//! Rules 3, 4 and 5: what `retry(...)` may retry, and that it can retry;
+//! and rule 13, `backoff(...)`'s delays.
 
 use herta_contract::{retry_verdict, Effect, Outcome, RetryVerdict};
 
 use crate::diag::{error, list};
-use crate::model::{Attr, Key, OnList};
+use crate::model::{Attr, Key, OnList, TimeoutError};
+
+/// The most attempts a contract without `backoff` may declare (rule 5):
+/// attempts that follow each other at once cannot usefully be more, and a
+/// larger number is a retry storm waiting to happen.
+pub(crate) const MAX_ATTEMPTS: u128 = 100;
+
+/// The most attempts a contract with `backoff` may declare (rule 5).
+pub(crate) const MAX_ATTEMPTS_WITH_BACKOFF: u128 = 10_000;
 
 /// Rule 3: a `NonIdempotent` operation never retries `Uncertain` failures.
 ///
@@ -12,11 +21,16 @@ pub(super) fn rule_3_no_uncertain_retry_of_non_idempotent(attr: &Attr) -> Vec<sy
     forbidden_retries(attr, |outcome| outcome == Outcome::Uncertain)
 }
 
-/// Rule 4: `Throttled`, `Success` and `Permanent` are never retried.
+/// Rule 4: `Success` and `Permanent` are never retried, and `Throttled`
+/// only with `backoff(...)`.
 ///
-/// Decided by [`retry_verdict`], the one table shared with the runtime.
+/// Decided by [`retry_verdict`], the one table shared with the runtime
+/// (which forbids `Throttled` without a delay).
 pub(super) fn rule_4_never_retried_outcomes(attr: &Attr) -> Vec<syn::Error> {
-    forbidden_retries(attr, |outcome| outcome != Outcome::Uncertain)
+    let backoff = attr.backoff().is_some();
+    forbidden_retries(attr, |outcome| {
+        outcome != Outcome::Uncertain && !(outcome == Outcome::Throttled && backoff)
+    })
 }
 
 fn forbidden_retries(attr: &Attr, applies: impl Fn(Outcome) -> bool) -> Vec<syn::Error> {
@@ -33,7 +47,9 @@ fn forbidden_retries(attr: &Attr, applies: impl Fn(Outcome) -> bool) -> Vec<syn:
             let never = Effect::ALL
                 .iter()
                 .all(|&e| !retry_verdict(e, outcome).is_allowed());
-            let rule = if never {
+            let rule = if outcome == Outcome::Throttled {
+                "`Throttled` is retried only after a delay: retrying it at once only adds load to what refused it".to_owned()
+            } else if never {
                 format!("`{outcome}` is never retried: {reason}")
             } else {
                 format!(
@@ -59,7 +75,7 @@ fn retry_fix(effect: Effect, outcome: Outcome) -> String {
             "remove `Uncertain` from `on` ({retryable}); if running it twice is harmless, declare `effect = Idempotent`"
         ),
         Outcome::Throttled => format!(
-            "remove `Throttled` from `on` ({retryable}); to wait for herta's budgets instead of failing fast, use `admission = Wait`"
+            "add `backoff(base = \"100ms\", cap = \"10s\")` to `retry(...)`, or remove `Throttled` from `on` ({retryable}); to wait for herta's own budgets instead of failing fast, use `admission = Wait`"
         ),
         Outcome::Permanent => format!(
             "remove `Permanent` from `on` ({retryable}); if the failure can go away on its own, classify it as `Transient`"
@@ -120,13 +136,75 @@ pub(super) fn rule_5_retry_attempts(attr: &Attr) -> Vec<syn::Error> {
                 "`retry(max = 1)` can never retry: `max` counts every attempt, the first one included",
                 "use `max = 2` or more to retry, or remove `retry(...)`",
             )),
-            n if n > u128::from(u32::MAX) => errors.push(error(
+            n if retry.backoff.is_none() && n > MAX_ATTEMPTS => errors.push(error(
                 max.span,
-                "`retry(max = ...)` must be a whole number of attempts that fits in a `u32`",
-                "use a small number such as `max = 3`",
+                format_args!("`retry(max = {n})` without `backoff` allows at most {MAX_ATTEMPTS} attempts: attempts without a delay only hammer what is failing"),
+                "use a small number such as `max = 3`, or add `backoff(base = \"10ms\", cap = \"1s\")` to space the attempts out",
+            )),
+            n if n > MAX_ATTEMPTS_WITH_BACKOFF => errors.push(error(
+                max.span,
+                format_args!("`retry(max = {n})` allows more than the {MAX_ATTEMPTS_WITH_BACKOFF} attempts herta allows a call"),
+                format_args!("use at most `max = {MAX_ATTEMPTS_WITH_BACKOFF}`; to keep trying for longer, retry in the caller"),
             )),
             _ => {}
         },
+    }
+    errors
+}
+
+/// Rule 13: `backoff(...)` has a `base` and a `cap`, each a positive
+/// duration of at most an hour, and `base` is not above `cap`.
+pub(super) fn rule_13_backoff(attr: &Attr) -> Vec<syn::Error> {
+    let Some(backoff) = attr.backoff() else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    for (key, value) in [(Key::Base, &backoff.base), (Key::Cap, &backoff.cap)] {
+        let name = key.name();
+        match value {
+            None if !attr.keys.mentioned(key) => errors.push(error(
+                backoff.keyword.span(),
+                format_args!("`backoff(...)` must say its `{name}`"),
+                "write `backoff(base = \"10ms\", cap = \"1s\")`: `base` is the first delay, `cap` the longest",
+            )),
+            None => {}
+            Some(value) => {
+                let (span, text) = (value.lit.span(), value.lit.value());
+                match value.millis {
+                    Ok(_) => {}
+                    Err(TimeoutError::Unparsable) => errors.push(error(
+                        span,
+                        format_args!("`{name} = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
+                        format_args!("e.g. `{name} = \"10ms\"`, `\"2s\"` or `\"1m\"`"),
+                    )),
+                    Err(TimeoutError::Zero) => errors.push(error(
+                        span,
+                        format_args!("`{name} = {text:?}` is no delay: a backoff's delays must be above zero"),
+                        "use a positive delay such as `\"10ms\"`, or remove `backoff(...)`",
+                    )),
+                    Err(TimeoutError::TooLong) => errors.push(error(
+                        span,
+                        format_args!("`{name} = {text:?}` is longer than the 1 hour herta allows a backoff delay; a longer one is most likely a unit slip"),
+                        "check the unit (`ms`, `s`, `m`, `h`)",
+                    )),
+                }
+            }
+        }
+    }
+    if let (Some(base), Some(cap)) = (&backoff.base, &backoff.cap) {
+        if let (Ok(b), Ok(c)) = (base.millis, cap.millis) {
+            if b > c {
+                errors.push(error(
+                    base.lit.span(),
+                    format_args!(
+                        "`base = {:?}` is above `cap = {:?}`: the first delay cannot be longer than the longest",
+                        base.lit.value(),
+                        cap.lit.value()
+                    ),
+                    "lower `base` or raise `cap`; `base = cap` gives a constant delay",
+                ));
+            }
+        }
     }
     errors
 }

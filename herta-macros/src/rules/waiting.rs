@@ -1,6 +1,6 @@
 //! Rules on bounded waiting and the deadline (DESIGN §8.2): `max_wait` and
 //! `deadline` are durations like `timeout` (rule 10), and `max_wait` bounds
-//! a wait, so it needs `admission = Wait` (rule 13).
+//! a wait, so it needs `admission = Wait` (rule 14).
 
 use herta_contract::Admission;
 
@@ -51,9 +51,9 @@ fn duration(value: &Timeout, key: &str, zero: &str) -> Option<syn::Error> {
     }
 }
 
-/// Rule 13: `max_wait` bounds how long a `Wait` call queues; a `Reject`
+/// Rule 14: `max_wait` bounds how long a `Wait` call queues; a `Reject`
 /// call never queues.
-pub(super) fn rule_13_max_wait_needs_wait(attr: &Attr) -> Vec<syn::Error> {
+pub(super) fn rule_14_max_wait_needs_wait(attr: &Attr) -> Vec<syn::Error> {
     let (Some(max_wait), Some(admission)) = (&attr.max_wait, &attr.admission) else {
         return Vec::new();
     };

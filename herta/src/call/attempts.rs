@@ -9,9 +9,9 @@
 //!
 //! As in tower's `retry` middleware, the decision (may this end be tried
 //! again?) is one small [`Policy`], kept apart from the loop that acts on
-//! it. A backoff goes in the loop, after a `retry` verdict: a sleep racing
-//! the gate's [`closed`](crate::gate::Gate::closed) signal; a retry budget
-//! goes in the policy, beside the effect × outcome rule.
+//! it. What happens after a `retry` verdict (the backoff sleep racing the
+//! gate's [`closed`](crate::gate::Gate::closed) signal, the retry budget, a
+//! pass through the scheduler) is the next step, [`super::backoff`].
 //!
 //! The call's deadline (see [`waiting`](super::waiting)) bounds every
 //! attempt too: an attempt's limit is the earlier of its timeout and the

@@ -8,6 +8,8 @@
 //! 4. [`attempts`]: the handler, each attempt under a fresh timeout, its
 //!    failure classified, and the retry decision in one
 //!    [`Policy`](attempts::Policy);
+//! 5. [`backoff`]: between two attempts, the delay (budgets given back,
+//!    key kept), the retry budget, and a pass through the scheduler;
 //!
 //! then the finish: [`Admitted::finish`](admit::Admitted::finish) marks the
 //! call complete (the only place that does) and [`ended::result`] turns how
@@ -38,6 +40,7 @@
 
 mod admit;
 mod attempts;
+mod backoff;
 mod bind;
 mod budgets;
 mod ended;
@@ -50,6 +53,7 @@ use std::future::Future;
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 
@@ -173,7 +177,7 @@ impl<K: 'static> Bound<K> {
         Fut::Output: HandlerOutput,
     {
         let mut attempt = Some(attempt);
-        self.call(key, classify, move |ctx| {
+        self.call(key, classify, no_hint, move |ctx| {
             // `call` makes one attempt when the contract allows one; a contract
             // without retry has `max_attempts == 1`.
             (attempt
@@ -187,10 +191,14 @@ impl<K: 'static> Bound<K> {
     ///
     /// With the `tracing` feature the call runs inside a `herta.operation`
     /// span (see [`herta::trace`](crate::trace) for the span and its events).
+    ///
+    /// `retry_after` reads the server's hint from a failed attempt's error
+    /// ([`Classify::retry_after`](crate::Classify::retry_after)).
     pub async fn call<F, Fut>(
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
         attempt: F,
     ) -> CallResult<Fut>
     where
@@ -199,7 +207,7 @@ impl<K: 'static> Bound<K> {
         Fut::Output: HandlerOutput,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        trace::instrument(self.run(key, classify, attempt), span).await
+        trace::instrument(self.run(key, classify, retry_after, attempt), span).await
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -211,6 +219,7 @@ impl<K: 'static> Bound<K> {
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
         mut handler: F,
     ) -> CallResult<Fut>
     where
@@ -262,17 +271,19 @@ impl<K: 'static> Bound<K> {
                 }
                 _ => None,
             };
-            let _budgets = match budgets::try_acquire(rt, &inner.needs) {
+            // `None` only during a backoff sleep: no budget is held then.
+            let mut permit = Some(match budgets::try_acquire(rt, &inner.needs) {
                 Ok(permit) => permit,
                 Err(error) => stage!(
                     budgets::contended(rt, &inner.needs, error, admission, inner.events(), &limits)
                         .await
                 ),
-            };
+            });
             if limits.passed() {
                 break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
             }
             inner.events().emit(Event::Started);
+            backoff::first_attempt(rt, contract);
             let mut attempt = 1;
             loop {
                 let ctx = attempts::context(contract, attempt, limits.deadline);
@@ -295,6 +306,21 @@ impl<K: 'static> Bound<K> {
                         if attempts::Policy::new(contract, &rt.gate).retry(attempt, &end)
                             && !limits.passed() =>
                     {
+                        let next = backoff::between(
+                            rt,
+                            contract,
+                            &inner.needs,
+                            &mut permit,
+                            backoff::Failed::new(attempt, &end, retry_after),
+                            inner.events(),
+                        );
+                        match next.await {
+                            Ok(()) => {}
+                            Err(backoff::Stop::Last) => break Err(end),
+                            Err(backoff::Stop::Refused(refused)) => {
+                                break Err(End::Refused(refused))
+                            }
+                        }
                         attempt += 1;
                         inner.events().emit(Event::Retrying { attempt });
                     }
@@ -304,6 +330,11 @@ impl<K: 'static> Bound<K> {
         };
         call.finish(end)
     }
+}
+
+/// The hint reader of a call that never retries.
+fn no_hint<E>(_: &E) -> Option<Duration> {
+    None
 }
 
 impl<K: 'static> BoundInner<K> {

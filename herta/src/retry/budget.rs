@@ -136,6 +136,17 @@ struct Slots {
     current: usize,
     /// When the open slot began.
     opened: Instant,
+    /// Slots opened so far: a [`Token`] taken at `rotations = r` is still
+    /// counted while `rotations < r + SLOTS`.
+    rotations: u64,
+}
+
+/// One token withdrawn for a retry, to [`refund`](Bucket::refund) if the
+/// retry never starts.
+#[derive(Debug)]
+pub(crate) struct Token {
+    slot: usize,
+    rotations: u64,
 }
 
 impl Bucket {
@@ -150,6 +161,7 @@ impl Bucket {
                 net: [0; SLOTS],
                 current: 0,
                 opened: Instant::now(),
+                rotations: 0,
             }),
         }
     }
@@ -163,18 +175,39 @@ impl Bucket {
 
     /// A retry takes one token if the balance has one; `false` if not (the
     /// balance is unchanged).
+    #[cfg(test)]
     pub(crate) fn withdraw(&self) -> bool {
+        self.take().is_some()
+    }
+
+    /// A retry takes one token if the balance has one; `None` if not (the
+    /// balance is unchanged).
+    pub(crate) fn take(&self) -> Option<Token> {
         let mut slots = self.slots();
         let balance = slots
             .net
             .iter()
             .fold(self.reserve, |a, n| a.saturating_add(*n));
         if balance < MILLI {
-            return false;
+            return None;
         }
         let current = slots.current;
         slots.net[current] -= MILLI;
-        true
+        Some(Token {
+            slot: current,
+            rotations: slots.rotations,
+        })
+    }
+
+    /// Gives back a token whose retry never started (the call was dropped,
+    /// the runtime closed, or its budgets were busy after the sleep), unless
+    /// the withdrawal has expired already: the account is then as if it had
+    /// never been taken.
+    pub(crate) fn refund(&self, token: Token) {
+        let mut slots = self.slots();
+        if slots.rotations - token.rotations < SLOTS as u64 {
+            slots.net[token.slot] += MILLI;
+        }
     }
 
     /// The whole tokens available now (for stats and tests).
@@ -194,6 +227,9 @@ impl Bucket {
         let elapsed = slots.opened.elapsed();
         if elapsed >= self.slot_length {
             let steps = elapsed.as_nanos() / self.slot_length.as_nanos();
+            slots.rotations = slots
+                .rotations
+                .saturating_add(u64::try_from(steps).unwrap_or(u64::MAX));
             for _ in 0..steps.min(SLOTS as u128) {
                 slots.current = (slots.current + 1) % SLOTS;
                 let current = slots.current;
@@ -276,6 +312,19 @@ mod tests {
         assert_eq!((0..5).filter(|_| b.withdraw()).count(), 3);
         tokio::time::advance(Duration::from_millis(1000)).await;
         assert_eq!((0..5).filter(|_| b.withdraw()).count(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refund_restores_the_token_until_it_expires() {
+        let b = bucket(0.0, 1);
+        let token = b.take().expect("the reserve has one");
+        assert!(b.take().is_none());
+        b.refund(token);
+        let token = b.take().expect("refunded");
+        tokio::time::advance(Duration::from_millis(1001)).await;
+        // Expired: the reserve is whole again, and the refund adds nothing.
+        b.refund(token);
+        assert_eq!(b.balance(), 1);
     }
 
     #[test]

@@ -10,9 +10,6 @@
 //! effect × outcome table, `max`, a closing runtime) is decided in one place,
 //! the attempts stage of the call.
 
-// The attempts stage draws on these once the retry issue wires them in.
-#![cfg_attr(not(test), allow(dead_code))]
-
 pub(crate) mod backoff;
 pub(crate) mod budget;
 pub(crate) mod random;

@@ -1,0 +1,239 @@
+//! Between two attempts: after the retry [`Policy`](super::attempts::Policy)
+//! said yes, what it costs to make the next attempt (DESIGN §8.3, §8.6).
+//!
+//! In order, for a contract with `backoff(...)`:
+//!
+//! 1. the delay: the backoff's jittered delay (at least `base` after a
+//!    `Throttled` attempt), or the error's hint
+//!    ([`Classify::retry_after`](crate::Classify::retry_after)) if longer; a
+//!    hint above `cap` ends the call at once with the error;
+//! 2. the deadline: a sleep that would end at or after the call's deadline
+//!    is not started (the call ends with the error);
+//! 3. the runtime's retry budget, if any: one token, or the call ends with
+//!    the error (counted `retries_denied`);
+//! 4. the sleep, **holding the key but no budget**: the budgets are given
+//!    back before it and re-acquired after it under the usual fairness rule
+//!    (`Reject` finding them busy then ends the call `Throttled`). The sleep
+//!    ends at once when the runtime closes (the call returns its last
+//!    error).
+//!
+//! Without `backoff` there is no sleep: any hint above zero ends the call at
+//! once (a contract without a delay cannot honour it), the retry budget is
+//! asked as above, and the call yields to the scheduler before the next
+//! attempt, so that a handler failing without awaiting never keeps its
+//! worker thread (an outer `tokio::time::timeout`, other tasks) from running.
+//!
+//! Cancel safety: dropping the call mid-sleep drops the sleep; the key is
+//! released by the key stage, no budget is held, a withdrawn retry token is
+//! refunded, and the call is counted cancelled.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use tokio::time::Instant;
+
+use super::ended::{End, Refusal};
+use crate::arbiter::{Need, Permit, TryAcquireError};
+use crate::contract::Contract;
+use crate::error::Busy;
+use crate::events::{Event, Events};
+use crate::outcome::{Admission, Outcome};
+use crate::retry::budget::{Bucket, Token};
+use crate::runtime::Inner;
+use crate::trace::{self, Wait};
+
+/// Why no further attempt follows although the policy allowed one.
+pub(crate) enum Stop {
+    /// The call returns its last attempt's error.
+    Last,
+    /// The call ends with this refusal (`Reject` found a budget busy after
+    /// the sleep).
+    Refused(Refusal),
+}
+
+/// A first attempt of an operation that may retry deposits in the runtime's
+/// retry budget.
+#[inline(always)]
+pub(crate) fn first_attempt(rt: &Inner, contract: &Contract) {
+    if contract.max_attempts() > 1 {
+        if let Some(bucket) = &rt.retry_budget {
+            bucket.deposit();
+        }
+    }
+}
+
+/// A token withdrawn for the next attempt, refunded on drop unless the
+/// attempt starts.
+struct Withdrawal<'a> {
+    bucket: &'a Bucket,
+    token: Option<Token>,
+}
+
+impl Withdrawal<'_> {
+    fn spend(mut self) {
+        self.token = None;
+    }
+}
+
+impl Drop for Withdrawal<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            self.bucket.refund(token);
+        }
+    }
+}
+
+/// Asks the runtime's retry budget for the retry after attempt `attempt`.
+/// `Err` when it is empty (counted and traced).
+#[inline]
+fn withdraw<'a>(
+    rt: &'a Inner,
+    attempt: u32,
+    events: Events<'_>,
+) -> Result<Option<Withdrawal<'a>>, Stop> {
+    let Some(bucket) = &rt.retry_budget else {
+        return Ok(None);
+    };
+    match bucket.take() {
+        Some(token) => Ok(Some(Withdrawal {
+            bucket,
+            token: Some(token),
+        })),
+        None => {
+            events.emit(Event::RetryDenied { attempt });
+            Err(Stop::Last)
+        }
+    }
+}
+
+/// The deadline a backoff sleep must end before, if any.
+///
+/// The one place the deadline is read for a backoff: the whole-call
+/// [`deadline`](crate::deadline()) scope today; a contract's own
+/// `deadline = "…"` is combined here once it exists.
+#[inline]
+fn deadline() -> Option<Instant> {
+    crate::deadline::current_deadline()
+}
+
+/// How attempt number `attempt` failed, as the step between attempts needs
+/// it: its outcome, and the server's hint (a zero hint is no hint).
+#[derive(Clone, Copy)]
+pub(crate) struct Failed {
+    attempt: u32,
+    outcome: Option<Outcome>,
+    hint: Option<Duration>,
+}
+
+impl Failed {
+    /// Reads `end`, the end of attempt number `attempt`, with `hint`.
+    #[inline]
+    pub(crate) fn new<E>(attempt: u32, end: &End<E>, hint: fn(&E) -> Option<Duration>) -> Self {
+        Failed {
+            attempt,
+            outcome: end.failure(),
+            hint: match end {
+                End::Failed { source, .. } => hint(source).filter(|h| !h.is_zero()),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// What happens between the attempt that `failed` and the next one: see
+/// the module documentation. `Ok` when the next attempt may start (its
+/// budgets held again in `budgets`).
+pub(crate) async fn between<'a>(
+    rt: &'a Inner,
+    contract: &'static Contract,
+    needs: &'a Arc<[Need]>,
+    budgets: &mut Option<Permit<'a>>,
+    failed: Failed,
+    events: Events<'_>,
+) -> Result<(), Stop> {
+    let Failed {
+        attempt,
+        outcome,
+        hint,
+    } = failed;
+    let Some(backoff) = contract.backoff() else {
+        if hint.is_some() {
+            return Err(Stop::Last);
+        }
+        let withdrawal = withdraw(rt, attempt, events)?;
+        tokio::task::yield_now().await;
+        if rt.gate.is_closed() {
+            return Err(Stop::Last);
+        }
+        if let Some(withdrawal) = withdrawal {
+            withdrawal.spend();
+        }
+        return Ok(());
+    };
+    let throttled = outcome == Some(Outcome::Throttled);
+    let delay = backoff.delay(attempt, throttled, rt.jitter.next());
+    let sleep = match hint {
+        Some(hint) if hint > backoff.cap() => return Err(Stop::Last),
+        Some(hint) => hint.max(delay),
+        None => delay,
+    };
+    let wake = Instant::now().checked_add(sleep);
+    if let Some(deadline) = deadline() {
+        if wake.is_none_or(|wake| wake >= deadline) {
+            return Err(Stop::Last);
+        }
+    }
+    let withdrawal = withdraw(rt, attempt, events)?;
+    events.emit(Event::BackingOff {
+        delay: sleep,
+        attempt,
+    });
+    // No budget is held while sleeping (the key is).
+    *budgets = None;
+    let slept = async {
+        match wake {
+            Some(wake) => tokio::time::sleep_until(wake).await,
+            None => std::future::pending().await,
+        }
+        if sleep.is_zero() {
+            tokio::task::yield_now().await;
+        }
+    };
+    let closed = std::pin::pin!(rt.gate.closed());
+    let slept = std::pin::pin!(slept);
+    if let Either::Left(_) = select(closed, slept).await {
+        return Err(Stop::Last);
+    }
+    *budgets = Some(reacquire(rt, needs, contract.admission(), events).await?);
+    if let Some(withdrawal) = withdrawal {
+        withdrawal.spend();
+    }
+    Ok(())
+}
+
+/// Takes the budgets back after a sleep, under the usual fairness rule.
+async fn reacquire<'a>(
+    rt: &'a Inner,
+    needs: &'a Arc<[Need]>,
+    admission: Admission,
+    events: Events<'_>,
+) -> Result<Permit<'a>, Stop> {
+    let index = match rt.arbiter.try_acquire(needs) {
+        Ok(permit) => return Ok(permit),
+        Err(TryAcquireError::Closed) => return Err(Stop::Last),
+        Err(TryAcquireError::Busy(index)) => index,
+    };
+    if admission == Admission::Reject {
+        return Err(Stop::Refused(Refusal::Throttled(Busy::Resource {
+            resource: rt.resources[index].name(),
+        })));
+    }
+    match trace::timed(rt.arbiter.acquire(needs)).await {
+        (Ok(permit), waited) => {
+            events.emit(Event::Waited(Wait::Budgets, waited));
+            Ok(permit)
+        }
+        (Err(_closed), _) => Err(Stop::Last),
+    }
+}
