@@ -298,3 +298,29 @@ async fn a_spawned_task_does_not_inherit_the_scope() {
     .unwrap();
     assert_eq!(seen, None);
 }
+
+/// Fails `Transient` at once; retried with a 200 ms backoff, within a
+/// contract deadline of 100 ms.
+#[herta::operation(effect = Idempotent, resources("slots" = 1), deadline = "100ms",
+                   retry(on = Transient, max = 3,
+                         backoff(base = "200ms", cap = "200ms", jitter = None)))]
+async fn flaky_within_100ms(probe: Arc<Probe>) -> Result<(), Failure<String>> {
+    probe.enter();
+    Err(Failure::transient("down".to_owned()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_backoff_sleep_past_the_contract_deadline_is_not_started() {
+    let rt = runtime();
+    let op = FlakyWithin100ms::bind(&rt).unwrap();
+    let probe = Probe::new();
+    let start = Instant::now();
+    let err = within(op.call(probe.clone())).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Failed { .. }),
+        "the last error: {err:?}"
+    );
+    assert_eq!(err.attempts(), 1, "no second attempt");
+    assert_eq!(start.elapsed(), Duration::ZERO, "ended at once, no sleep");
+    assert!(all_free(&rt));
+}

@@ -8,7 +8,9 @@
 //!    ([`Classify::retry_after`](crate::Classify::retry_after)) if longer; a
 //!    hint above `cap` ends the call at once with the error;
 //! 2. the deadline: a sleep that would end at or after the call's deadline
-//!    is not started (the call ends with the error);
+//!    (the contract's `deadline` and any `herta::deadline` scope, the
+//!    earliest, fixed at admission) is not started (the call ends with the
+//!    error);
 //! 3. the runtime's retry budget, if any: one token, or the call ends with
 //!    the error (counted `retries_denied`);
 //! 4. the sleep, **holding the key but no budget**: the budgets are given
@@ -107,16 +109,6 @@ fn withdraw<'a>(
     }
 }
 
-/// The deadline a backoff sleep must end before, if any.
-///
-/// The one place the deadline is read for a backoff: the whole-call
-/// [`deadline`](crate::deadline()) scope today; a contract's own
-/// `deadline = "…"` is combined here once it exists.
-#[inline]
-fn deadline() -> Option<Instant> {
-    crate::deadline::current_deadline()
-}
-
 /// How attempt number `attempt` failed, as the step between attempts needs
 /// it: its outcome, and the server's hint (a zero hint is no hint).
 #[derive(Clone, Copy)]
@@ -150,6 +142,7 @@ pub(crate) async fn between<'a>(
     needs: &'a Arc<[Need]>,
     budgets: &mut Option<Permit<'a>>,
     failed: Failed,
+    deadline: Option<Instant>,
     events: Events<'_>,
 ) -> Result<(), Stop> {
     let Failed {
@@ -179,7 +172,7 @@ pub(crate) async fn between<'a>(
         None => delay,
     };
     let wake = Instant::now().checked_add(sleep);
-    if let Some(deadline) = deadline() {
+    if let Some(deadline) = deadline {
         if wake.is_none_or(|wake| wake >= deadline) {
             return Err(Stop::Last);
         }
