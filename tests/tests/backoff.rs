@@ -741,3 +741,44 @@ async fn accounting_is_exact_for_timeouts_panics_and_deadlines() {
     );
     assert!(all_free(&rt));
 }
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), max_wait = "300ms",
+                   retry(on = Transient, max = 2,
+                         backoff(base = "100ms", cap = "100ms", jitter = None)))]
+async fn bounded_flaky(log: Arc<Log>) -> Result<(), Failure<&'static str>> {
+    log.mark();
+    Err(Failure::transient("down"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn re_acquiring_budgets_after_a_sleep_is_bounded_by_max_wait() {
+    let rt = runtime();
+    let op = BoundedFlaky::bind(&rt).unwrap();
+    let hog = HoldSlot::bind(&rt).unwrap();
+    let start = Instant::now();
+    let log = Log::new();
+    let call = tokio::spawn({
+        let (op, log) = (op.clone(), log.clone());
+        async move { op.call(log).await }
+    });
+    // The call is in its 100 ms sleep, holding no budget: another takes it.
+    tokio::time::sleep(50 * MS).await;
+    let holder = tokio::spawn(async move { hog.call(Duration::from_secs(10)).await });
+    let err = call.await.unwrap().unwrap_err();
+    // `max_wait` counts from admission: the re-acquire gives up at 300 ms.
+    assert!(
+        matches!(
+            &err,
+            Error::Throttled {
+                busy: herta::Busy::Resource { resource: "slots" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(start.elapsed(), 300 * MS);
+    assert_eq!(log.count(), 1, "no second attempt");
+    holder.abort();
+    let _ = holder.await;
+    assert_eq!(rt.stats().throttled, 1);
+}

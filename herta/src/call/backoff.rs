@@ -36,14 +36,13 @@ use futures_util::future::{select, Either};
 use tokio::time::Instant;
 
 use super::ended::{End, Refusal};
-use crate::arbiter::{Need, Permit, TryAcquireError};
+use super::waiting::Limits;
+use crate::arbiter::{Need, Permit};
 use crate::contract::Contract;
-use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::outcome::{Admission, Outcome};
 use crate::retry::budget::{Bucket, Token};
 use crate::runtime::Inner;
-use crate::trace::{self, Wait};
 
 /// Why no further attempt follows although the policy allowed one.
 pub(crate) enum Stop {
@@ -142,7 +141,7 @@ pub(crate) async fn between<'a>(
     needs: &'a Arc<[Need]>,
     budgets: &mut Option<Permit<'a>>,
     failed: Failed,
-    deadline: Option<Instant>,
+    limits: &Limits,
     events: Events<'_>,
 ) -> Result<(), Stop> {
     let Failed {
@@ -172,7 +171,7 @@ pub(crate) async fn between<'a>(
         None => delay,
     };
     let wake = Instant::now().checked_add(sleep);
-    if let Some(deadline) = deadline {
+    if let Some(deadline) = limits.deadline {
         if wake.is_none_or(|wake| wake >= deadline) {
             return Err(Stop::Last);
         }
@@ -198,35 +197,32 @@ pub(crate) async fn between<'a>(
     if let Either::Left(_) = select(closed, slept).await {
         return Err(Stop::Last);
     }
-    *budgets = Some(reacquire(rt, needs, contract.admission(), events).await?);
+    *budgets = Some(reacquire(rt, needs, contract.admission(), events, limits).await?);
     if let Some(withdrawal) = withdrawal {
         withdrawal.spend();
     }
     Ok(())
 }
 
-/// Takes the budgets back after a sleep, under the usual fairness rule.
+/// The budgets again after a backoff sleep, under the usual rules (the
+/// stage [`budgets`](super::budgets) itself): at once if free; else
+/// `Reject` is throttled, and `Wait` queues in its turn, bounded by the
+/// call's `max_wait` and deadline, refused when a queue is full. Closing the
+/// runtime, or the deadline passing, ends the call with its last error.
 async fn reacquire<'a>(
     rt: &'a Inner,
     needs: &'a Arc<[Need]>,
     admission: Admission,
     events: Events<'_>,
+    limits: &Limits,
 ) -> Result<Permit<'a>, Stop> {
-    let index = match rt.arbiter.try_acquire(needs) {
+    let error = match super::budgets::try_acquire(rt, needs) {
         Ok(permit) => return Ok(permit),
-        Err(TryAcquireError::Closed) => return Err(Stop::Last),
-        Err(TryAcquireError::Busy(index)) => index,
+        Err(error) => error,
     };
-    if admission == Admission::Reject {
-        return Err(Stop::Refused(Refusal::Throttled(Busy::Resource {
-            resource: rt.resources[index].name(),
-        })));
-    }
-    match trace::timed(rt.arbiter.acquire(needs)).await {
-        (Ok(permit), waited) => {
-            events.emit(Event::Waited(Wait::Budgets, waited));
-            Ok(permit)
-        }
-        (Err(_closed), _) => Err(Stop::Last),
+    match super::budgets::contended(rt, needs, error, admission, events, limits).await {
+        Ok(permit) => Ok(permit),
+        Err(refusal @ Refusal::Throttled(_)) => Err(Stop::Refused(refusal)),
+        Err(Refusal::Stopping(_) | Refusal::DeadlineExceeded) => Err(Stop::Last),
     }
 }

@@ -312,7 +312,7 @@ impl<K: 'static> Bound<K> {
                             &inner.needs,
                             &mut permit,
                             backoff::Failed::new(attempt, &end, retry_after),
-                            limits.deadline,
+                            &limits,
                             inner.events(),
                         );
                         match next.await {
