@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::hash::Hash;
+use std::marker::PhantomData;
 
 pub use crate::call::Bound;
 pub use std::time::Duration;
@@ -305,4 +306,86 @@ impl HasRoom for Room<true> {}
 pub trait WrapperKey {
     /// The key type.
     type Key: 'static;
+}
+
+/// How [`Error::Failed`](crate::Error::Failed) reaches the handler's error
+/// as a `std::error::Error` source, chosen by the macro at the handler's
+/// concrete error type (see [`SourceProbe`]): the error itself when it is a
+/// `std::error::Error`; the error it holds when it is
+/// `AsRef<dyn Error + Send + Sync>` (`anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`); else none.
+pub struct SourceOf<E>(pub(crate) fn(&E) -> Option<&(dyn std::error::Error + 'static)>);
+
+impl<E> Clone for SourceOf<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E> Copy for SourceOf<E> {}
+
+impl<E> fmt::Debug for SourceOf<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SourceOf")
+    }
+}
+
+impl<E> SourceOf<E> {
+    /// The handler's error as a source, if it can be one.
+    pub(crate) fn of<'a>(&self, error: &'a E) -> Option<&'a (dyn std::error::Error + 'static)> {
+        (self.0)(error)
+    }
+}
+
+/// Autoref specialization at the handler's error type `E`:
+/// `(&&&SourceProbe::<E>::new()).__herta_source()` picks the first of
+/// [`SourceViaError`], [`SourceViaAsRef`], [`SourceViaNone`] that applies.
+pub struct SourceProbe<E>(PhantomData<E>);
+
+impl<E> SourceProbe<E> {
+    /// A probe for `E`.
+    pub const fn new() -> Self {
+        SourceProbe(PhantomData)
+    }
+}
+
+impl<E> Default for SourceProbe<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `E: std::error::Error`: the error is the source.
+pub trait SourceViaError<E> {
+    /// The source function.
+    fn __herta_source(&self) -> SourceOf<E>;
+}
+impl<E: std::error::Error + 'static> SourceViaError<E> for &&SourceProbe<E> {
+    fn __herta_source(&self) -> SourceOf<E> {
+        SourceOf(|error| Some(error))
+    }
+}
+
+/// `E: AsRef<dyn Error + Send + Sync>` (`anyhow::Error`, a boxed error):
+/// the error it holds is the source, so the chain is kept.
+pub trait SourceViaAsRef<E> {
+    /// The source function.
+    fn __herta_source(&self) -> SourceOf<E>;
+}
+impl<E: AsRef<dyn std::error::Error + Send + Sync + 'static>> SourceViaAsRef<E>
+    for &SourceProbe<E>
+{
+    fn __herta_source(&self) -> SourceOf<E> {
+        SourceOf(|error| Some(error.as_ref()))
+    }
+}
+
+/// Any other `E`: no source.
+pub trait SourceViaNone<E> {
+    /// The source function.
+    fn __herta_source(&self) -> SourceOf<E>;
+}
+impl<E> SourceViaNone<E> for SourceProbe<E> {
+    fn __herta_source(&self) -> SourceOf<E> {
+        SourceOf(|_| None)
+    }
 }

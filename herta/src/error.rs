@@ -11,11 +11,10 @@ use crate::outcome::Outcome;
 /// `E` is the handler's own error type. [`Error::outcome`] gives the
 /// [`Outcome`] of any variant, so callers can branch on meaning rather than on
 /// messages.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error<E> {
     /// The handler's last attempt failed with its own error.
-    #[error("operation `{operation}` failed ({outcome}) after {attempts} attempt(s)")]
     Failed {
         /// The operation's name.
         operation: &'static str,
@@ -25,14 +24,13 @@ pub enum Error<E> {
         /// How many attempts ran, the failed one included.
         attempts: u32,
         /// The handler's error.
-        #[source]
         source: E,
+        /// How the handler's error is this error's `source()` (chosen by
+        /// the macro at the error type; see `std::error::Error` below).
+        #[doc(hidden)]
+        chain: crate::__private::SourceOf<E>,
     },
     /// The last attempt ran past the contract's `timeout` and was dropped.
-    #[error(
-        "operation `{operation}` timed out after {} ms on attempt {attempts} ({outcome})",
-        timeout.as_millis()
-    )]
     TimedOut {
         /// The operation's name.
         operation: &'static str,
@@ -47,7 +45,6 @@ pub enum Error<E> {
     /// A `Reject` operation found its key or a budget busy, or a `Wait`
     /// operation waited its whole `max_wait` (or found a budget's queue
     /// full); nothing ran and nothing is held.
-    #[error("operation `{operation}` throttled: {busy}")]
     Throttled {
         /// The operation's name.
         operation: &'static str,
@@ -56,7 +53,6 @@ pub enum Error<E> {
     },
     /// The runtime is shutting down: the call was refused at admission or
     /// withdrawn while it waited; nothing ran.
-    #[error("operation `{operation}` refused: the runtime is stopping")]
     Stopping {
         /// The operation's name.
         operation: &'static str,
@@ -67,7 +63,6 @@ pub enum Error<E> {
     /// ran; during an attempt, the attempt was dropped and the outcome is
     /// the one a timeout has (`Transient` for Pure/Idempotent, `Uncertain`
     /// for NonIdempotent operations).
-    #[error("operation `{operation}` missed its deadline after {attempts} attempt(s) ({outcome})")]
     DeadlineExceeded {
         /// The operation's name.
         operation: &'static str,
@@ -78,6 +73,61 @@ pub enum Error<E> {
         /// operation's effect.
         outcome: Outcome,
     },
+}
+
+/// One line naming the operation and what happened; the handler's error is
+/// the [`source`](std::error::Error::source), not part of the line.
+impl<E> fmt::Display for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Failed {
+                operation,
+                outcome,
+                attempts,
+                ..
+            } => write!(f, "operation `{operation}` failed ({outcome}) after {attempts} attempt(s)"),
+            Error::TimedOut {
+                operation,
+                timeout,
+                attempts,
+                outcome,
+            } => write!(
+                f,
+                "operation `{operation}` timed out after {} ms on attempt {attempts} ({outcome})",
+                timeout.as_millis()
+            ),
+            Error::Throttled { operation, busy } => {
+                write!(f, "operation `{operation}` throttled: {busy}")
+            }
+            Error::Stopping { operation } => {
+                write!(f, "operation `{operation}` refused: the runtime is stopping")
+            }
+            Error::DeadlineExceeded {
+                operation,
+                attempts,
+                outcome,
+            } => write!(
+                f,
+                "operation `{operation}` missed its deadline after {attempts} attempt(s) ({outcome})"
+            ),
+        }
+    }
+}
+
+/// A `std::error::Error` whenever the handler's error can be shown
+/// (`Debug + Display`), so `?` works in functions returning
+/// `anyhow::Result` or `Box<dyn Error + Send + Sync>`, whatever the handler's
+/// error type. `source()` of `Failed` keeps the chain: the handler's error
+/// itself when it is a `std::error::Error`, the error it holds when it is an
+/// `anyhow::Error` or a `Box<dyn Error + Send + Sync>` (anything
+/// `AsRef<dyn Error + Send + Sync>`), else none.
+impl<E: fmt::Debug + fmt::Display + 'static> std::error::Error for Error<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Failed { source, chain, .. } => chain.of(source),
+            _ => None,
+        }
+    }
 }
 
 impl<E> Error<E> {

@@ -77,6 +77,14 @@ impl Wrapper<'_> {
                 (&::herta::__private::Probe(error)).__herta_retry_after()
             }
 
+            /// How `Error::Failed` reaches the handler's error as its
+            /// `source()`, chosen at the error type.
+            #[doc(hidden)]
+            fn __herta_source() -> ::herta::__private::SourceOf<#err> {
+                use ::herta::__private::{SourceViaAsRef as _, SourceViaError as _, SourceViaNone as _};
+                (&&&::herta::__private::SourceProbe::<#err>::new()).__herta_source()
+            }
+
             #[doc(hidden)]
             fn __herta_describe_key(key: &#key_ty) -> ::std::string::String {
                 #describe_key
@@ -98,7 +106,7 @@ impl Wrapper<'_> {
         };
         if self.retry.is_none() {
             return quote! {
-                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, move |#context_param: ::herta::Context| {
+                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), move |#context_param: ::herta::Context| {
                     #function(#context #(#names),*)
                 })
                 .await
@@ -116,7 +124,7 @@ impl Wrapper<'_> {
             }
         });
         quote! {
-            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, |#context_param: ::herta::Context| {
+            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), |#context_param: ::herta::Context| {
                 #(#clones)*
                 #function(#context #(#names),*)
             })

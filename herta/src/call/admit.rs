@@ -13,6 +13,7 @@
 
 use super::ended::{self, End, Refusal};
 use super::BoundInner;
+use crate::__private::SourceOf;
 use crate::error::Error;
 use crate::events::Event;
 use crate::trace::Stage;
@@ -44,9 +45,13 @@ impl<K> Admitted<'_, K> {
     /// panic resumes here, the call already counted out as finished, not
     /// cancelled).
     #[inline]
-    pub(crate) fn finish<T, E>(mut self, end: Result<T, End<E>>) -> Result<T, Error<E>> {
+    pub(crate) fn finish<T, E>(
+        mut self,
+        end: Result<T, End<E>>,
+        chain: SourceOf<E>,
+    ) -> Result<T, Error<E>> {
         self.completed = true;
-        ended::result(end, self.bound.events(), self.bound.contract)
+        ended::result(end, self.bound.events(), self.bound.contract, chain)
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::any::Any;
 
+use crate::__private::SourceOf;
 use crate::contract::Contract;
 use crate::error::{Busy, Error};
 use crate::events::{Event, Events};
@@ -84,19 +85,25 @@ pub(crate) fn result<T, E>(
     end: Result<T, End<E>>,
     events: Events<'_>,
     contract: &'static Contract,
+    chain: SourceOf<E>,
 ) -> Result<T, Error<E>> {
     match end {
         Ok(value) => {
             events.emit(Event::Succeeded);
             Ok(value)
         }
-        Err(end) => Err(error(end, events, contract)),
+        Err(end) => Err(error(end, events, contract, chain)),
     }
 }
 
 /// The caller's error of a call that ended with `end`.
 #[inline]
-fn error<E>(end: End<E>, events: Events<'_>, contract: &'static Contract) -> Error<E> {
+fn error<E>(
+    end: End<E>,
+    events: Events<'_>,
+    contract: &'static Contract,
+    chain: SourceOf<E>,
+) -> Error<E> {
     let operation = contract.operation();
     match end {
         End::Failed {
@@ -110,6 +117,7 @@ fn error<E>(end: End<E>, events: Events<'_>, contract: &'static Contract) -> Err
                 outcome,
                 attempts,
                 source,
+                chain,
             }
         }
         End::TimedOut { outcome, attempts } => {

@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use crate::__private::HandlerOutput;
+use crate::__private::{HandlerOutput, SourceOf};
 use crate::arbiter::Need;
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
@@ -169,6 +169,7 @@ impl<K: 'static> Bound<K> {
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        chain: SourceOf<<Fut::Output as HandlerOutput>::Err>,
         attempt: F,
     ) -> CallResult<Fut>
     where
@@ -177,7 +178,7 @@ impl<K: 'static> Bound<K> {
         Fut::Output: HandlerOutput,
     {
         let mut attempt = Some(attempt);
-        self.call(key, classify, no_hint, move |ctx| {
+        self.call(key, classify, no_hint, chain, move |ctx| {
             // `call` makes one attempt when the contract allows one; a contract
             // without retry has `max_attempts == 1`.
             (attempt
@@ -199,6 +200,7 @@ impl<K: 'static> Bound<K> {
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
+        chain: SourceOf<<Fut::Output as HandlerOutput>::Err>,
         attempt: F,
     ) -> CallResult<Fut>
     where
@@ -207,7 +209,7 @@ impl<K: 'static> Bound<K> {
         Fut::Output: HandlerOutput,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        trace::instrument(self.run(key, classify, retry_after, attempt), span).await
+        trace::instrument(self.run(key, classify, retry_after, chain, attempt), span).await
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -220,6 +222,7 @@ impl<K: 'static> Bound<K> {
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
+        chain: SourceOf<<Fut::Output as HandlerOutput>::Err>,
         mut handler: F,
     ) -> CallResult<Fut>
     where
@@ -232,7 +235,9 @@ impl<K: 'static> Bound<K> {
         let contract = inner.contract;
         let call = match admit::admit(inner) {
             Ok(call) => call,
-            Err(refused) => return ended::result(Err(refused.into()), inner.events(), contract),
+            Err(refused) => {
+                return ended::result(Err(refused.into()), inner.events(), contract, chain)
+            }
         };
         let end = 'stages: {
             // Each stage's refusal ends the stages with it.
@@ -329,7 +334,7 @@ impl<K: 'static> Bound<K> {
                 }
             }
         };
-        call.finish(end)
+        call.finish(end, chain)
     }
 }
 
