@@ -336,6 +336,47 @@ impl<E> SourceOf<E> {
     }
 }
 
+/// How a handler error type reaches its `std::error::Error` source, as a
+/// zero-sized type chosen by the macro (see [`SourceProbe`]), so that a
+/// call carries nothing for it until an `Error::Failed` is built.
+pub trait ErrorSource<E>: Copy {
+    /// The handler's error as a source, if it can be one.
+    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)>;
+
+    /// The function `Error::Failed` keeps.
+    fn source_of() -> SourceOf<E> {
+        SourceOf(Self::source)
+    }
+}
+
+/// `E: std::error::Error`: the error is the source.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceIsError;
+impl<E: std::error::Error + 'static> ErrorSource<E> for SourceIsError {
+    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(error)
+    }
+}
+
+/// `E: AsRef<dyn Error + Send + Sync>` (`anyhow::Error`, a boxed error):
+/// the error it holds is the source, so the chain is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceIsInner;
+impl<E: AsRef<dyn std::error::Error + Send + Sync + 'static>> ErrorSource<E> for SourceIsInner {
+    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(error.as_ref())
+    }
+}
+
+/// Any other `E`: no source.
+#[derive(Debug, Clone, Copy)]
+pub struct NoSource;
+impl<E> ErrorSource<E> for NoSource {
+    fn source(_: &E) -> Option<&(dyn std::error::Error + 'static)> {
+        None
+    }
+}
+
 /// Autoref specialization at the handler's error type `E`:
 /// `(&&&SourceProbe::<E>::new()).__herta_source()` picks the first of
 /// [`SourceViaError`], [`SourceViaAsRef`], [`SourceViaNone`] that applies.
@@ -354,38 +395,35 @@ impl<E> Default for SourceProbe<E> {
     }
 }
 
-/// `E: std::error::Error`: the error is the source.
-pub trait SourceViaError<E> {
-    /// The source function.
-    fn __herta_source(&self) -> SourceOf<E>;
+/// `E: std::error::Error`.
+pub trait SourceViaError {
+    /// The source kind.
+    fn __herta_source(&self) -> SourceIsError;
 }
-impl<E: std::error::Error + 'static> SourceViaError<E> for &&SourceProbe<E> {
-    fn __herta_source(&self) -> SourceOf<E> {
-        SourceOf(|error| Some(error))
+impl<E: std::error::Error + 'static> SourceViaError for &&SourceProbe<E> {
+    fn __herta_source(&self) -> SourceIsError {
+        SourceIsError
     }
 }
 
-/// `E: AsRef<dyn Error + Send + Sync>` (`anyhow::Error`, a boxed error):
-/// the error it holds is the source, so the chain is kept.
-pub trait SourceViaAsRef<E> {
-    /// The source function.
-    fn __herta_source(&self) -> SourceOf<E>;
+/// `E: AsRef<dyn Error + Send + Sync>`.
+pub trait SourceViaAsRef {
+    /// The source kind.
+    fn __herta_source(&self) -> SourceIsInner;
 }
-impl<E: AsRef<dyn std::error::Error + Send + Sync + 'static>> SourceViaAsRef<E>
-    for &SourceProbe<E>
-{
-    fn __herta_source(&self) -> SourceOf<E> {
-        SourceOf(|error| Some(error.as_ref()))
+impl<E: AsRef<dyn std::error::Error + Send + Sync + 'static>> SourceViaAsRef for &SourceProbe<E> {
+    fn __herta_source(&self) -> SourceIsInner {
+        SourceIsInner
     }
 }
 
-/// Any other `E`: no source.
-pub trait SourceViaNone<E> {
-    /// The source function.
-    fn __herta_source(&self) -> SourceOf<E>;
+/// Any other `E`.
+pub trait SourceViaNone {
+    /// The source kind.
+    fn __herta_source(&self) -> NoSource;
 }
-impl<E> SourceViaNone<E> for SourceProbe<E> {
-    fn __herta_source(&self) -> SourceOf<E> {
-        SourceOf(|_| None)
+impl<E> SourceViaNone for SourceProbe<E> {
+    fn __herta_source(&self) -> NoSource {
+        NoSource
     }
 }

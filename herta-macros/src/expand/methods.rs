@@ -80,7 +80,7 @@ impl Wrapper<'_> {
             /// How `Error::Failed` reaches the handler's error as its
             /// `source()`, chosen at the error type.
             #[doc(hidden)]
-            fn __herta_source() -> ::herta::__private::SourceOf<#err> {
+            fn __herta_source() -> impl ::herta::__private::ErrorSource<#err> {
                 use ::herta::__private::{SourceViaAsRef as _, SourceViaError as _, SourceViaNone as _};
                 (&&&::herta::__private::SourceProbe::<#err>::new()).__herta_source()
             }

@@ -13,7 +13,7 @@
 
 use super::ended::{self, End, Refusal};
 use super::BoundInner;
-use crate::__private::SourceOf;
+use crate::__private::ErrorSource;
 use crate::error::Error;
 use crate::events::Event;
 use crate::trace::Stage;
@@ -45,10 +45,10 @@ impl<K> Admitted<'_, K> {
     /// panic resumes here, the call already counted out as finished, not
     /// cancelled).
     #[inline]
-    pub(crate) fn finish<T, E>(
+    pub(crate) fn finish<T, E, S: ErrorSource<E>>(
         mut self,
         end: Result<T, End<E>>,
-        chain: SourceOf<E>,
+        chain: S,
     ) -> Result<T, Error<E>> {
         self.completed = true;
         ended::result(end, self.bound.events(), self.bound.contract, chain)

@@ -8,7 +8,7 @@
 
 use std::any::Any;
 
-use crate::__private::SourceOf;
+use crate::__private::{ErrorSource, SourceOf};
 use crate::contract::Contract;
 use crate::error::{Busy, Error};
 use crate::events::{Event, Events};
@@ -81,18 +81,18 @@ impl<E> From<Refusal> for End<E> {
 /// The caller's result of a call that ended with `end`: counts and traces a
 /// refusal, and resumes a handler's panic unchanged.
 #[inline(always)]
-pub(crate) fn result<T, E>(
+pub(crate) fn result<T, E, S: ErrorSource<E>>(
     end: Result<T, End<E>>,
     events: Events<'_>,
     contract: &'static Contract,
-    chain: SourceOf<E>,
+    _chain: S,
 ) -> Result<T, Error<E>> {
     match end {
         Ok(value) => {
             events.emit(Event::Succeeded);
             Ok(value)
         }
-        Err(end) => Err(error(end, events, contract, chain)),
+        Err(end) => Err(error(end, events, contract, S::source_of())),
     }
 }
 

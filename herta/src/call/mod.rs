@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use crate::__private::{HandlerOutput, SourceOf};
+use crate::__private::{ErrorSource, HandlerOutput};
 use crate::arbiter::Need;
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
@@ -165,17 +165,18 @@ impl<K: 'static> Bound<K> {
     }
 
     /// Runs a call whose handler runs at most once (no retry declared).
-    pub async fn call_once<F, Fut>(
+    pub async fn call_once<F, Fut, S>(
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
-        chain: SourceOf<<Fut::Output as HandlerOutput>::Err>,
+        chain: S,
         attempt: F,
     ) -> CallResult<Fut>
     where
         F: FnOnce(Context) -> Fut,
         Fut: Future,
         Fut::Output: HandlerOutput,
+        S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
     {
         let mut attempt = Some(attempt);
         self.call(key, classify, no_hint, chain, move |ctx| {
@@ -195,18 +196,19 @@ impl<K: 'static> Bound<K> {
     ///
     /// `retry_after` reads the server's hint from a failed attempt's error
     /// ([`Classify::retry_after`](crate::Classify::retry_after)).
-    pub async fn call<F, Fut>(
+    pub async fn call<F, Fut, S>(
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
-        chain: SourceOf<<Fut::Output as HandlerOutput>::Err>,
+        chain: S,
         attempt: F,
     ) -> CallResult<Fut>
     where
         F: FnMut(Context) -> Fut,
         Fut: Future,
         Fut::Output: HandlerOutput,
+        S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
         trace::instrument(self.run(key, classify, retry_after, chain, attempt), span).await
@@ -217,18 +219,19 @@ impl<K: 'static> Bound<K> {
     /// One `async fn` for all stages, so one state machine: every stage's
     /// synchronous step is an inlined function, and only a wait (for a key,
     /// for budgets, for an attempt) is a future, built only when needed.
-    async fn run<F, Fut>(
+    async fn run<F, Fut, S>(
         &self,
         key: Option<K>,
         classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
-        chain: SourceOf<<Fut::Output as HandlerOutput>::Err>,
+        chain: S,
         mut handler: F,
     ) -> CallResult<Fut>
     where
         F: FnMut(Context) -> Fut,
         Fut: Future,
         Fut::Output: HandlerOutput,
+        S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
     {
         let inner = &*self.inner;
         let rt = &*inner.runtime.inner;
