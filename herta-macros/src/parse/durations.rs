@@ -1,6 +1,6 @@
-//! The duration keys beside `timeout`: `max_wait = "100ms"` and
-//! `deadline = "5s"`, read with the `timeout` parser; their values are
-//! checked by the rules in `rules/waiting.rs`.
+//! Every duration key — `timeout`, `max_wait`, `deadline`, and `backoff`'s
+//! `base` and `cap` — read one way, with the `timeout` parser; their values
+//! are checked by the rules (rule 10, `rules/waiting.rs`, rule 13).
 
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta};

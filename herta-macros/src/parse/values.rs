@@ -166,31 +166,7 @@ fn boolean(meta: &Meta, key: &str) -> syn::Result<syn::LitBool> {
 
 /// `timeout = "2s"`; the duration is checked by rule 10.
 pub(super) fn timeout(meta: &Meta) -> syn::Result<Timeout> {
-    duration(meta, "timeout")
-}
-
-/// `key = "2s"`, with the `timeout` parser; checked by rule 10.
-fn duration(meta: &Meta, key: &str) -> syn::Result<Timeout> {
-    match value_of(meta, key, "\"2s\"")? {
-        Expr::Lit(ExprLit {
-            lit: Lit::Str(s), ..
-        }) => Ok(Timeout {
-            lit: s.clone(),
-            millis: parse_timeout(&s.value()),
-        }),
-        Expr::Lit(ExprLit {
-            lit: Lit::Int(i), ..
-        }) => Err(error(
-            i.span(),
-            format_args!("`{key}` needs a unit: a bare number could mean milliseconds or seconds"),
-            format_args!("write `{key} = \"{i}ms\"` or `{key} = \"{i}s\"`"),
-        )),
-        other => Err(error(
-            other.span(),
-            format_args!("`{key}` takes a string with a unit"),
-            format_args!("write `{key} = \"250ms\"`, `\"2s\"` or `\"1m\"`"),
-        )),
-    }
+    super::durations::duration(meta, "timeout", "2s")
 }
 
 /// `"250ms"`, `"2s"`, `"1m"`, `"1h"` → milliseconds.
@@ -286,8 +262,12 @@ fn backoff(
             continue;
         };
         match items::key(&meta, Within::Backoff, &mut seen, keys) {
-            Some((Key::Base, _)) => spec.base = errors.handle(duration(&meta, "base")),
-            Some((Key::Cap, _)) => spec.cap = errors.handle(duration(&meta, "cap")),
+            Some((Key::Base, _)) => {
+                spec.base = errors.handle(super::durations::duration(&meta, "base", "10ms"))
+            }
+            Some((Key::Cap, _)) => {
+                spec.cap = errors.handle(super::durations::duration(&meta, "cap", "1s"))
+            }
             Some((_, _)) => {
                 spec.jitter = errors.handle(word::<JitterWord>(&meta, "jitter", "Full"));
             }
