@@ -34,7 +34,9 @@
 //! # Invariants
 //!
 //! 1. A node is linked iff it is `Queued`; each list's `len` counts its
-//!    linked nodes, so a queue's length is read in O(1).
+//!    linked nodes (checked by the tests; owners that need a queue's length
+//!    at run time, such as the arbiter's per-budget `waiting`, keep it
+//!    themselves, per budget).
 //! 2. Each node is removed exactly once, by its own future (poll to
 //!    completion or drop), never by the owner: a slot index held by a future
 //!    always names that future's node.
@@ -81,9 +83,8 @@ impl List {
         }
     }
 
-    /// Linked (queued) nodes: the queue's length, in O(1) (read by the
-    /// per-queue limit of DESIGN §8.2).
-    #[allow(dead_code)]
+    /// Linked (queued) nodes, in O(1).
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

@@ -412,46 +412,35 @@ async fn a_caller_drop_during_a_sleep_is_cancelled_and_frees_the_key() {
 #[herta::operation(effect = Idempotent, resources("slots" = 1), retry(on = Transient, max = 100))]
 async fn spins(
     other_ran: Arc<AtomicBool>,
-    seen: Arc<AtomicU32>,
-) -> Result<(), Failure<&'static str>> {
-    if other_ran.load(Ordering::SeqCst) && seen.load(Ordering::SeqCst) == 0 {
-        seen.store(1, Ordering::SeqCst);
+    attempts: Arc<AtomicU32>,
+) -> Result<u32, Failure<&'static str>> {
+    // Never awaits: fails until another task of this one-thread runtime ran.
+    let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
+    if other_ran.load(Ordering::SeqCst) {
+        Ok(attempt)
+    } else {
+        Err(Failure::transient("never awaits"))
     }
-    std::thread::sleep(Duration::from_millis(2));
-    Err(Failure::transient("never awaits"))
 }
 
-#[test]
-fn a_handler_that_never_awaits_lets_other_tasks_and_an_outer_timeout_run() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let herta = runtime();
-        let op = Spins::bind(&herta).unwrap();
-        let other_ran = Arc::new(AtomicBool::new(false));
-        let seen = Arc::new(AtomicU32::new(0));
-        tokio::spawn({
-            let other_ran = other_ran.clone();
-            async move { other_ran.store(true, Ordering::SeqCst) }
-        });
-        // 100 attempts of 2 ms: the outer 20 ms timeout fires long before.
-        let outcome = tokio::time::timeout(
-            Duration::from_millis(20),
-            op.call(other_ran.clone(), seen.clone()),
-        )
-        .await;
-        assert!(outcome.is_err(), "the outer timeout fired");
-        // Nothing but the call's own passes through the scheduler let the
-        // other task run before the timeout returned.
-        assert!(
-            other_ran.load(Ordering::SeqCst),
-            "the other task ran during the call"
-        );
-        assert_eq!(herta.stats().cancelled, 1);
-        assert!(all_free(&herta));
+#[tokio::test(flavor = "current_thread")]
+async fn a_handler_that_never_awaits_lets_other_tasks_run_between_attempts() {
+    let herta = runtime();
+    let op = Spins::bind(&herta).unwrap();
+    let other_ran = Arc::new(AtomicBool::new(false));
+    let attempts = Arc::new(AtomicU32::new(0));
+    tokio::spawn({
+        let other_ran = other_ran.clone();
+        async move { other_ran.store(true, Ordering::SeqCst) }
     });
+    // On one thread the spawned task runs only when the call yields: if the
+    // 100 attempts ran inside one poll, every one would fail.
+    let attempt = op.call(other_ran, attempts).await.unwrap();
+    assert_eq!(
+        attempt, 2,
+        "the other task ran right after the first attempt"
+    );
+    assert!(all_free(&herta));
 }
 
 // --- The retry budget. ---
