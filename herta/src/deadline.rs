@@ -60,10 +60,17 @@ pub fn current_deadline() -> Option<Instant> {
     // costs one relaxed load instead of a task-local lookup. A call inside
     // a scope runs within the scope's poll, after the scope counted itself
     // in on this task (so this load sees it).
-    if ACTIVE.load(Ordering::Relaxed) == 0 {
+    if !any_scope_running() {
         return None;
     }
     scoped()
+}
+
+/// Whether any [`deadline`] scope is running in the process now (one relaxed
+/// load): `false` means no call can be inside one.
+#[inline(always)]
+pub(crate) fn any_scope_running() -> bool {
+    ACTIVE.load(Ordering::Relaxed) != 0
 }
 
 /// The task-local lookup, kept out of line.

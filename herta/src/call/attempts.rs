@@ -68,7 +68,7 @@ fn max_attempts(contract: &Contract) -> u32 {
 
 /// The context of attempt number `attempt`, its timeout starting now; its
 /// deadline is the earlier of that timeout and the call's `deadline`.
-#[inline]
+#[inline(always)]
 pub(crate) fn context(
     contract: &'static Contract,
     attempt: u32,
@@ -114,7 +114,7 @@ fn no_tokio_runtime(operation: &str) -> ! {
 /// How attempt number `attempt` ended (`None`: it timed out, or with
 /// `missed` the call's deadline passed): its value, its failure classified,
 /// its timeout, or its panic.
-#[inline]
+#[inline(always)]
 pub(crate) fn classified<T: HandlerOutput>(
     contract: &'static Contract,
     attempt: u32,

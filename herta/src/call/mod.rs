@@ -31,8 +31,11 @@
 //! inlined step, and only its wait is a future, built only when it waits.
 //! Bounded waiting and the call's deadline are [`waiting`]: limits fixed
 //! at admission that bound the key and budget waits and every attempt.
+//! The stages' code is the `stages!` macro of [`stages`], which `run`
+//! expands twice: bounded by the call's limits, and with every limit check
+//! compiled out for a call no limit can apply to.
 //! A new stage is a module here plus a line in
-//! `run` (`stage!` ends the stages with its refusal); a new way to end a
+//! `stages!` (`stage!` ends the stages with its refusal); a new way to end a
 //! call is a variant of `Refusal` or `End`, mapped to its [`Error`] in
 //! `ended::result`.
 //!
@@ -45,6 +48,8 @@ mod bind;
 mod budgets;
 mod ended;
 mod key;
+#[macro_use]
+mod stages;
 mod table_key;
 mod waiting;
 
@@ -242,100 +247,29 @@ impl<K: 'static> Bound<K> {
                 return ended::result(Err(refused.into()), inner.events(), contract, chain)
             }
         };
-        let end = 'stages: {
-            // Each stage's refusal ends the stages with it.
-            macro_rules! stage {
-                ($stage:expr) => {
-                    match $stage {
-                        Ok(held) => held,
-                        Err(refused) => break 'stages Err(End::Refused(refused)),
-                    }
-                };
-            }
-            let admission = contract.admission();
+        let end = if waiting::may_apply(inner.limited) {
             let limits = waiting::Limits::at_admission(contract, inner.limited);
-            let _key = match (&inner.keys, key) {
-                (Some(table), Some(key)) => {
-                    let key = TableKey {
-                        key,
-                        ops: inner.key_ops,
-                    };
-                    Some(match admission {
-                        Admission::Reject => {
-                            stage!(key::try_acquire(table, key, contract, inner.describe_key))
-                        }
-                        Admission::Wait => stage!(
-                            key::wait(
-                                table,
-                                key,
-                                inner.events(),
-                                &limits,
-                                contract,
-                                inner.describe_key
-                            )
-                            .await
-                        ),
-                    })
-                }
-                _ => None,
-            };
-            // `None` only during a backoff sleep: no budget is held then.
-            let mut permit = Some(match budgets::try_acquire(rt, &inner.needs) {
-                Ok(permit) => permit,
-                Err(error) => stage!(
-                    budgets::contended(rt, &inner.needs, error, admission, inner.events(), &limits)
-                        .await
-                ),
-            });
-            if limits.passed() {
-                break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
-            }
-            inner.events().emit(Event::Started);
-            backoff::first_attempt(rt, contract);
-            let mut attempt = 1;
-            loop {
-                let ctx = attempts::context(contract, attempt, limits.deadline);
-                let deadline = ctx.deadline;
-                let run = AssertUnwindSafe(handler(ctx)).catch_unwind();
-                let finished = match deadline {
-                    Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
-                    None => Some(run.await),
-                };
-                let missed = finished.is_none() && deadline == limits.deadline;
-                match attempts::classified(
-                    contract,
-                    attempt,
-                    finished,
-                    classify,
-                    inner.events(),
-                    missed,
-                ) {
-                    Err(end)
-                        if attempts::Policy::new(contract, &rt.gate).retry(attempt, &end)
-                            && !limits.passed() =>
-                    {
-                        let next = backoff::between(
-                            rt,
-                            contract,
-                            &inner.needs,
-                            &mut permit,
-                            backoff::Failed::new(attempt, &end, retry_after),
-                            &limits,
-                            inner.events(),
-                        );
-                        match next.await {
-                            Ok(()) => {}
-                            Err(backoff::Stop::Last) => break Err(end),
-                            Err(backoff::Stop::Refused(refused)) => {
-                                break Err(End::Refused(refused))
-                            }
-                        }
-                        attempt += 1;
-                        inner.events().emit(Event::Retrying { attempt });
-                    }
-                    end => break end,
-                }
-            }
+            stages!(
+                limits,
+                inner,
+                rt,
+                contract,
+                key,
+                handler,
+                classify,
+                retry_after
+            )
+        } else {
+            stages!(
+                waiting::Limits::NONE,
+                inner,
+                rt,
+                contract,
+                key,
+                handler,
+                classify,
+                retry_after
+            )
         };
         call.finish(end, chain)
     }

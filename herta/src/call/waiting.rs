@@ -16,8 +16,12 @@
 //! is dropped (the key table and the arbiter pass the units or the key of a
 //! granted-but-unseen waiter to the next one), so it is never lost.
 //!
-//! Cost: a contract without `max_wait` and `deadline` reads the task-local
-//! scope once (no clock read) and builds no timer unless a scope is set.
+//! Cost: a call of a contract without `max_wait` and `deadline`, while no
+//! `herta::deadline` scope runs anywhere in the process, runs a copy of the
+//! stages with every limit check compiled out ([`may_apply`] picks the copy
+//! at admission: one load and one branch). Otherwise the scope is read
+//! once, the clock once if the contract declares a limit, and no timer is
+//! built unless a limit is set.
 
 use std::future::Future;
 
@@ -36,7 +40,22 @@ pub(crate) struct Limits {
     max_wait: Option<Instant>,
 }
 
+/// Whether any limit may apply to a call admitted now: its contract
+/// declares `max_wait` or `deadline` (`declared`, stored at bind), or a
+/// [`herta::deadline`](crate::deadline) scope is running somewhere in the
+/// process (one relaxed load; the scope itself is read at admission).
+#[inline(always)]
+pub(crate) fn may_apply(declared: bool) -> bool {
+    declared || crate::deadline::any_scope_running()
+}
+
 impl Limits {
+    /// No limit: a call that [`may_apply`] ruled out.
+    pub(crate) const NONE: Limits = Limits {
+        deadline: None,
+        max_wait: None,
+    };
+
     /// The limits of a call of `contract` admitted now; `declared` is
     /// [`declared_by`](Self::declared_by)`(contract)`.
     #[inline(always)]
