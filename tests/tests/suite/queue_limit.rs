@@ -3,7 +3,7 @@
 //! and expired waiters free their place at once; `waiting` never exceeds
 //! the limit; `ResourceStats` shows it.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Keyed serialization (DESIGN §3: Keys, Key before budgets).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Caller cancellation and handler panics (DESIGN §3: Caller cancellation, Panic).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Stats count what happened (DESIGN §3: Stats).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Shutdown and drain (DESIGN §3: Shutdown, Stats).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Budgets and admission modes (DESIGN §3: Admission Wait/Reject, Exactness).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

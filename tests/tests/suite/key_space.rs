@@ -20,7 +20,7 @@
 //!
 //! `HERTA_KEYS` sets the number of keys (default 1 000 000).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -28,7 +28,7 @@
 //! the same name) are compile errors; the runtime keeps the checks for the
 //! hidden contract constructor.
 
-mod common;
+use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

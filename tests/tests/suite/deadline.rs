@@ -4,7 +4,7 @@
 //! attempts 0, `Transient`; during an attempt: the attempt is dropped and
 //! classified like a timeout. Its own counter, `deadline_exceeded`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

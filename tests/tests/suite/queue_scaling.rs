@@ -15,7 +15,7 @@
 //! unlinks its waiter in O(1) (before the waiter core it scanned the queue,
 //! 9.3x for 4x the waiters).
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::pin::Pin;

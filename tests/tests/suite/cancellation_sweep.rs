@@ -32,7 +32,7 @@
 //! The call under test is polled by hand (`poll_once`, with a waker that
 //! does nothing), so a grant it receives stays unseen until it is dropped.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! Classification, retry and per-attempt timeouts (DESIGN §3: Timeout, Retry).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

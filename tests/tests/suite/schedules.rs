@@ -27,7 +27,7 @@
 //! `tests/proptest-regressions/`, and turned into the `regression_*` tests
 //! at the end of this file.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::future::Future;

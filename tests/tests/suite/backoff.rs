@@ -3,7 +3,7 @@
 //! a pass through the scheduler between attempts, shutdown and drop during
 //! a sleep, and the runtime-wide retry budget. Paused clock, seeded jitter.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! Multi-budget arbitration (DESIGN §3: Multi-budget, Fairness; §8.1: the
 //! fairness bound).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! call is throttled naming what it waited for, ran nothing, holds nothing;
 //! a grant racing with the expiry is used or handed on, never lost.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -17,7 +17,7 @@
 //! `HERTA_HAMMER_ITERATIONS` sets the number of iterations (default 200);
 //! `HERTA_HAMMER_SEED` varies the schedule of calls and shutdown points.
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
