@@ -32,6 +32,7 @@ mod model;
 mod parse;
 mod resources;
 mod rules;
+mod state;
 mod syntax;
 mod vocab;
 

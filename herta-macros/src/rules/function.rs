@@ -140,6 +140,11 @@ pub(super) fn rule_11_context_first(handler: &Handler) -> Vec<syn::Error> {
                 "an operation takes one `Context`, as its first parameter, and this is a second one",
                 "remove this parameter and use the first `Context`",
             ),
+            MisplacedContext::NotFirst(ty) if handler.states.first().is_some_and(|s| s.index == 0) => error_spanned(
+                ty,
+                "the `Context` must come first, right after the state parameter",
+                format_args!("move it: `async fn {}(#[state] ..., ctx: {}, ...)`", handler.sig.ident, pretty(ty)),
+            ),
             MisplacedContext::NotFirst(ty) => error_spanned(
                 ty,
                 "the `Context` must be the first parameter of an operation",
