@@ -84,6 +84,8 @@ impl Wrapper<'_> {
         quote_spanned! {span=>
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
             pub trait __HertaBindWithState {}
+            #[diagnostic::do_not_recommend]
+            impl __HertaBindWithState for ::herta::__private::NoKey {}
         }
     }
 }

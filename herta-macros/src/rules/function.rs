@@ -112,7 +112,7 @@ fn free_function(handler: &Handler) -> Option<syn::Error> {
         return Some(error(
             receiver.self_token.span,
             format_args!("an operation cannot take `self`: `#[herta::operation]` generates a wrapper type next to `{name}`, which cannot be inside an `impl` block"),
-            "make it a free `async fn` and pass the value as a parameter",
+            format_args!("make it a free `async fn` that takes the value as its state, first: `async fn {name}(#[state] value: &Type, ...)`, bound once with `bind_with(&runtime, value)`"),
         ));
     }
     h::mentions_self(&handler.sig).map(|span| {
