@@ -233,3 +233,18 @@ async fn binding_a_stateful_operation_to_a_closed_runtime_fails() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn an_operation_with_state_serves_through_tower_service_fn() {
+    use tower::{Service, ServiceExt};
+    let rt = runtime();
+    let ledger = Arc::new(Ledger::default());
+    let op = Credit::bind_with(&rt, Arc::clone(&ledger)).unwrap();
+    let mut svc = tower::service_fn(move |(customer, cents): (String, i64)| {
+        let op = op.clone();
+        async move { op.call(customer, cents).await }
+    });
+    let total = svc.ready().await.unwrap().call(("ada".into(), 5)).await;
+    assert_eq!(total.unwrap(), 5);
+    assert_eq!(ledger.balance("ada"), 5);
+}
