@@ -198,6 +198,7 @@ impl Operation {
                 .iter()
                 .all(|p| matches!(p, GenericParam::Lifetime(_)))
             && self.handler.misplaced_contexts.is_empty()
+            && (self.handler.states.is_empty() || self.handler.state().is_some())
             && !self.in_impl()
             && !sig
                 .inputs

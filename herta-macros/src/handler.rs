@@ -1,8 +1,9 @@
 //! The function `#[herta::operation]` is on, read into the model: its
 //! signature parsed, its body kept as raw tokens (as tracing-attributes
 //! does, so a body with a syntax error still gets its wrapper and the only
-//! error is rustc's about the syntax), which parameter is the `Context`, and
-//! what `call` takes.
+//! error is rustc's about the syntax), which parameter is the state
+//! (`#[state]`, removed from the function as emitted), which is the
+//! `Context`, and what `call` takes.
 //!
 //! The `Context` is recognised by how its type is written: a path ending in
 //! `Context` (`Context`, `herta::Context`), by value or by reference. A
@@ -22,12 +23,16 @@ pub(crate) struct Handler {
     pub sig: Signature,
     /// The body as written, unparsed: `{ ... }`.
     pub body: Group,
-    /// Whether the first parameter is the `Context`, passed by `call`.
+    /// Whether the first parameter (after the state) is the `Context`,
+    /// passed by `call`.
     pub has_context: bool,
-    /// The parameters of `call`: every parameter but the `Context`s.
+    /// The parameters of `call`: every parameter but the state and the
+    /// `Context`s.
     pub params: Vec<Param>,
     /// Parameters typed `Context` other than a first one by value (rule 11).
     pub misplaced_contexts: Vec<MisplacedContext>,
+    /// Every parameter marked `#[state]`, in order (rule 15 wants one, first).
+    pub states: Vec<crate::state::StateParam>,
 }
 
 /// One parameter of `call`.
@@ -76,7 +81,10 @@ impl ToTokens for Handler {
 
 impl Handler {
     /// Reads the parameters: which is the context, and what `call` takes.
-    pub fn new(attrs: Vec<Attribute>, vis: Visibility, sig: Signature, body: Group) -> Self {
+    pub fn new(attrs: Vec<Attribute>, vis: Visibility, mut sig: Signature, body: Group) -> Self {
+        let states = crate::state::take(&mut sig);
+        // The `Context` comes first, or right after a state in first place.
+        let context_at = usize::from(states.first().is_some_and(|s| s.index == 0));
         let mut has_context = false;
         let mut params = Vec::new();
         let mut misplaced_contexts = Vec::new();
@@ -84,12 +92,15 @@ impl Handler {
             let FnArg::Typed(arg) = arg else {
                 continue; // `self`: rule 11
             };
+            if states.iter().any(|s| s.index == index) {
+                continue;
+            }
             match &*arg.ty {
                 Type::Reference(r) if is_context(&r.elem) => {
                     misplaced_contexts.push(MisplacedContext::ByReference(r.and_token.span));
                     continue;
                 }
-                ty if is_context(ty) && index == 0 => {
+                ty if is_context(ty) && index == context_at => {
                     has_context = true;
                     continue;
                 }
@@ -109,6 +120,16 @@ impl Handler {
             has_context,
             params,
             misplaced_contexts,
+            states,
+        }
+    }
+
+    /// The state parameter, when it is the one `#[state]`, first, by
+    /// shared reference (rule 15): what the wrapper can pass.
+    pub fn state(&self) -> Option<&crate::state::StateParam> {
+        match self.states.as_slice() {
+            [state] if state.valid() => Some(state),
+            _ => None,
         }
     }
 
@@ -124,7 +145,8 @@ impl Handler {
         if !self.has_context {
             return None;
         }
-        match self.sig.inputs.first()? {
+        let at = usize::from(self.states.first().is_some_and(|s| s.index == 0));
+        match self.sig.inputs.iter().nth(at)? {
             FnArg::Typed(arg) => match &*arg.pat {
                 Pat::Ident(p) => Some(&p.ident),
                 _ => None,

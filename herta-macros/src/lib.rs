@@ -32,6 +32,7 @@ mod model;
 mod parse;
 mod resources;
 mod rules;
+mod state;
 mod syntax;
 mod vocab;
 
@@ -72,13 +73,34 @@ use proc_macro::TokenStream;
 /// It is `Clone` (cheaply), `Send`, `Sync` and `Debug`, and has:
 ///
 /// - `NAME: &'static str` and `CONTRACT: herta::Contract`;
-/// - `bind(&herta::Runtime) -> Result<Self, herta::BindError>`;
+/// - `bind(&herta::Runtime) -> Result<Self, herta::BindError>` (with a
+///   state, `bind_with`: see [State](#state));
 /// - `async fn call(&self, <the parameters>) -> Result<T, herta::Error<E>>`,
 ///   where the function returns `Result<T, E>` (or an alias such as
 ///   `io::Result<T>`). A first parameter of type `herta::Context` is passed
 ///   by the runtime and is not a parameter of `call`;
 /// - an implementation of `herta::Operation` when every parameter of `call`
-///   is owned (no borrowed parameter), with `Args` the tuple of them.
+///   is owned (no borrowed parameter) and there is no state, with `Args`
+///   the tuple of them.
+///
+/// # State
+///
+/// A first parameter marked `#[state]`, by shared reference (`#[state]
+/// ledger: &Ledger`), is the operation's state: the wrapper has
+/// `bind_with(&herta::Runtime, impl Into<Arc<Ledger>>)` instead of `bind`,
+/// keeps the state in an `Arc` (shared by its clones) and lends `&Ledger` to
+/// every attempt of every call; the state is never cloned and need not be
+/// `Clone`, only `Send + Sync + 'static`. A `Context` comes right after it;
+/// `call` takes the parameters after those. The attribute is removed from
+/// the function, which stays a plain `async fn(&Ledger, ...)`.
+///
+/// Why a parameter and not `#[herta::operations] impl Ledger { async fn
+/// update(&self, ...) }`: the function stays free (one wrapper per
+/// operation, `bind` and `call` as without state, unit-testable with a plain
+/// `&Ledger`); the state can be any type (a foreign `PgPool`, a `dyn
+/// Trait` fake), where an inherent `impl` needs a local type; and two
+/// operations can share one state by binding the same `Arc`. See the guide
+/// page `herta::guide::state`.
 ///
 /// A `serialize_by` parameter keys calls by a clone of its value (a `&str`,
 /// `&[T]` or `&Path` parameter by its owned form: `String`, `Vec<T>`,
@@ -116,7 +138,12 @@ use proc_macro::TokenStream;
 /// 13. a `backoff(...)` without `base` or `cap`, a delay that does not
 ///     parse, is zero or exceeds an hour, `base` above `cap`, or an unknown
 ///     jitter mode;
-/// 14. `max_wait` with `admission = Reject` (a `Reject` call never waits).
+/// 14. `max_wait` with `admission = Reject` (a `Reject` call never waits);
+/// 15. a `#[state]` parameter that is not first, a second one, `#[state]`
+///     with arguments, a state by value, `&mut` or `&'static`, a state type
+///     that borrows or is not `Send + Sync + 'static`, `serialize_by` naming
+///     the state, and `bind` called on an operation with state (its error
+///     says to use `bind_with`).
 ///
 /// A `Context` parameter is recognised by its type as written (a path
 /// ending in `Context`); under a renamed import (`use herta::Context as

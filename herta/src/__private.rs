@@ -173,6 +173,41 @@ impl<K: Clone + Hash + Eq + Send + Sync + 'static> KeyBound<K> for SerializeBy {
     }
 }
 
+/// Shares the state of an operation with state (`#[state] name: &T`):
+/// implemented by [`SharedState`] for every `T: Send + Sync + 'static`.
+/// The generated `bind_with` calls `<SharedState as StateBound<T>>::share`
+/// on the state, so a state type that is not thread-safe is one error,
+/// spanned on the state parameter's type (as [`KeyBound`] does for keys).
+#[diagnostic::on_unimplemented(
+    message = "the state of an operation is shared by every call, on any thread, for as long as it is bound, so it must be `Send + Sync + 'static`, but `{T}` is not",
+    label = "this state type is not `Send + Sync`",
+    note = "make `{T}` thread-safe: an `Arc` instead of an `Rc`, a `Mutex`, an `RwLock` or an atomic instead of a `RefCell` or a `Cell`"
+)]
+pub trait StateBound<T: ?Sized> {
+    /// The state, unchanged: the check is the bound.
+    fn share(state: std::sync::Arc<T>) -> std::sync::Arc<T>;
+}
+
+/// The implementor of [`StateBound`].
+#[derive(Debug)]
+pub enum SharedState {}
+
+#[diagnostic::do_not_recommend]
+impl<T: ?Sized + Send + Sync + 'static> StateBound<T> for SharedState {
+    #[inline]
+    fn share(state: std::sync::Arc<T>) -> std::sync::Arc<T> {
+        state
+    }
+}
+
+/// The state type of a wrapper type of an operation with state: its
+/// `state` field is `Arc<<Self as WrapperState>::State>`, so its
+/// declaration names no type of the user's (as [`WrapperKey`]).
+pub trait WrapperState {
+    /// The state type.
+    type State: ?Sized;
+}
+
 /// Marker key type for operations without `serialize_by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NoKey {}

@@ -74,8 +74,9 @@
 //! [execution model](guide::execution_model),
 //! [failure semantics](guide::failure_semantics),
 //! [resource arbitration](guide::resource_arbitration),
-//! [architecture](guide::architecture) and
-//! [what herta is not](guide::what_herta_is_not).
+//! [architecture](guide::architecture),
+//! [what herta is not](guide::what_herta_is_not) and
+//! [operations that own state](guide::state).
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -122,6 +123,8 @@ pub mod guide {
     pub mod architecture {}
     #[doc = include_str!("../docs/what-herta-is-not.md")]
     pub mod what_herta_is_not {}
+    #[doc = include_str!("../docs/state.md")]
+    pub mod state {}
 }
 
 pub use context::Context;

@@ -12,7 +12,9 @@ use crate::{BindError, Contract, Error, Runtime};
 ///
 /// The trait is implemented when every parameter of the function (apart from
 /// a leading [`Context`](crate::Context)) is an owned type, so that the
-/// arguments form the tuple [`Operation::Args`].
+/// arguments form the tuple [`Operation::Args`], and the operation has no
+/// `#[state]` (its [`bind`](Operation::bind) takes no state; see
+/// [operations that own state](crate::guide::state)).
 ///
 /// ```
 /// use herta::{Failure, Operation, Runtime, Resource};

@@ -33,6 +33,11 @@
 //! [`Stats`](crate::Stats) (no call was made); a `call` after a close is
 //! counted in `rejected`, as with [`Operation::call_with`].
 //!
+//! An operation with `#[state]` does not implement [`Operation`] (its
+//! `bind_with` takes the state): serve it with `tower::service_fn` around
+//! a clone of the bound wrapper and its `call` (see
+//! [operations that own state](crate::guide::state)).
+//!
 //! Each call clones the operation (one reference-count increment) and boxes
 //! its future (one allocation), so the future is `Send + 'static` as tower
 //! middleware and hyper expect. Dropping the future cancels the call and

@@ -39,29 +39,20 @@ impl Wrapper<'_> {
             .call_doc()
             .into_iter()
             .map(|line| quote!(#[doc = #line]));
+        // The state is lent to every attempt: `&*self.state`, never cloned.
+        let lend_state = self
+            .state
+            .map(|_| quote!(let __herta_state = &*self.state;));
+        let bind = self.bind_method(&serialize_by, key_ty);
         quote! {
-            /// Checks the contract against `runtime` and binds the operation to it.
-            ///
-            /// # Errors
-            ///
-            /// A `herta::BindError` if a resource the contract names is not
-            /// declared by `runtime`, has less capacity than the units one call
-            /// holds, if a shared `serialize_by` scope is already keyed by
-            /// another type, or if `runtime` is closed (`close`/`shutdown`).
-            pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
-                <#serialize_by as ::herta::__private::KeyBound<#key_ty>>::bind(
-                    runtime,
-                    &Self::CONTRACT,
-                    Self::__herta_describe_key,
-                )
-                .map(|bound| Self { bound })
-            }
+            #bind
 
             #(#call_doc)*
             pub async fn call #generics (&self, #(#names: #types),*)
                 -> ::core::result::Result<#ok, ::herta::Error<#err>>
             {
                 let __herta_key: ::core::option::Option<#key_ty> = #key_value;
+                #lend_state
                 #run
             }
 
@@ -92,6 +83,33 @@ impl Wrapper<'_> {
         }
     }
 
+    /// `bind` (or, for an operation with state, `bind_with`).
+    fn bind_method(&self, serialize_by: &TokenStream, key_ty: &TokenStream) -> TokenStream {
+        let bind = quote! {
+            <#serialize_by as ::herta::__private::KeyBound<#key_ty>>::bind(
+                runtime,
+                &Self::CONTRACT,
+                Self::__herta_describe_key,
+            )
+        };
+        if self.state.is_some() {
+            return self.bind_with(bind);
+        }
+        quote! {
+            /// Checks the contract against `runtime` and binds the operation to it.
+            ///
+            /// # Errors
+            ///
+            /// A `herta::BindError` if a resource the contract names is not
+            /// declared by `runtime`, has less capacity than the units one call
+            /// holds, if a shared `serialize_by` scope is already keyed by
+            /// another type, or if `runtime` is closed (`close`/`shutdown`).
+            pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
+                #bind.map(|bound| Self { bound })
+            }
+        }
+    }
+
     /// The body of `call` after the key: one attempt, or attempts that
     /// each get a clone of each parameter.
     fn run(&self) -> TokenStream {
@@ -103,6 +121,10 @@ impl Wrapper<'_> {
             (quote!(__herta_ctx,), quote!(__herta_ctx))
         } else {
             (TokenStream::new(), quote!(_))
+        };
+        let context = match self.state {
+            Some(_) => quote!(__herta_state, #context),
+            None => context,
         };
         if self.retry.is_none() {
             return quote! {
@@ -157,12 +179,23 @@ impl Wrapper<'_> {
         let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
         let types: Vec<&Type> = handler.params.iter().map(|p| &p.ty).collect();
         let message = format!("the contract of `{}` has compile errors", handler.sig.ident);
+        let bind_with = self.stateful().then(|| {
+            quote! {
+                /// Checks the contract against `runtime` and binds the operation to it with its state.
+                pub fn bind_with<S>(runtime: &::herta::Runtime, state: S) -> ::core::result::Result<Self, ::herta::BindError> {
+                    let _ = (runtime, state);
+                    ::core::unreachable!(#message)
+                }
+            }
+        });
         quote! {
             /// Checks the contract against `runtime` and binds the operation to it.
             pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
                 let _ = runtime;
                 ::core::unreachable!(#message)
             }
+
+            #bind_with
 
             /// Calls the operation under its contract.
             #[allow(unused_variables)]
@@ -179,6 +212,7 @@ impl Wrapper<'_> {
     pub(super) fn operation_impl(&self) -> Option<TokenStream> {
         let handler = &self.op.handler;
         if !self.callable
+            || self.stateful()
             || !handler.sig.generics.params.is_empty()
             || !handler.params.iter().all(|p| owned(&p.ty))
         {

@@ -15,7 +15,8 @@
 mod checks;
 mod contract;
 mod methods;
-mod types;
+mod state;
+pub(crate) mod types;
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -69,6 +70,8 @@ struct Wrapper<'a> {
     ok: TokenStream,
     err: TokenStream,
     key: types::Key,
+    /// `T` of `#[state] name: &T`, when the state parameter is valid.
+    state: Option<&'a syn::Type>,
 }
 
 impl<'a> Wrapper<'a> {
@@ -94,7 +97,14 @@ impl<'a> Wrapper<'a> {
             ok,
             err,
             key,
+            state: op.handler.state().and_then(|s| s.referent.as_ref()),
         }
+    }
+
+    /// The function has a `#[state]` parameter (valid or not): the wrapper
+    /// is bound with `bind_with`.
+    fn stateful(&self) -> bool {
+        !self.op.handler.states.is_empty()
     }
 
     fn expand(&self) -> TokenStream {
@@ -120,6 +130,15 @@ impl<'a> Wrapper<'a> {
         let declaration = self.declaration();
         let operation_impl = self.operation_impl();
         let checks = self.checks();
+        let state_impl = self.state.map(|state| {
+            quote! {
+                #(#cfgs)*
+                #[allow(deprecated)]
+                impl ::herta::__private::WrapperState for #path {
+                    type State = #state;
+                }
+            }
+        });
         quote! {
             #declaration
 
@@ -128,6 +147,8 @@ impl<'a> Wrapper<'a> {
             impl ::herta::__private::WrapperKey for #path {
                 type Key = #key_ty;
             }
+
+            #state_impl
 
             #(#cfgs)*
             #[allow(deprecated)]
@@ -178,6 +199,14 @@ impl<'a> Wrapper<'a> {
             .contract_doc()
             .into_iter()
             .map(|line| quote!(#[doc = #line]));
+        let state_field = self.state.map(|_| {
+            quote! {
+                pub(super) state: ::std::sync::Arc<
+                    <Self as ::herta::__private::WrapperState>::State,
+                >,
+            }
+        });
+        let needs_state = self.stateful().then(|| self.needs_state_trait());
         quote! {
             #(#cfgs)*
             mod #module {
@@ -193,7 +222,10 @@ impl<'a> Wrapper<'a> {
                     pub(super) bound: ::herta::__private::Bound<
                         <Self as ::herta::__private::WrapperKey>::Key,
                     >,
+                    #state_field
                 }
+
+                #needs_state
             }
 
             #(#cfgs)*

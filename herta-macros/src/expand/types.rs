@@ -162,7 +162,7 @@ fn unsized_borrow(ty: &Type) -> bool {
 
 /// A type with no lifetime but `'static` (so no elided reference either):
 /// usable in `Operation::Args`.
-pub(super) fn owned(ty: &Type) -> bool {
+pub(crate) fn owned(ty: &Type) -> bool {
     fn scan(tokens: TokenStream) -> bool {
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
         for (i, token) in tokens.iter().enumerate() {

@@ -112,7 +112,7 @@ fn free_function(handler: &Handler) -> Option<syn::Error> {
         return Some(error(
             receiver.self_token.span,
             format_args!("an operation cannot take `self`: `#[herta::operation]` generates a wrapper type next to `{name}`, which cannot be inside an `impl` block"),
-            "make it a free `async fn` and pass the value as a parameter",
+            format_args!("make it a free `async fn` that takes the value as its state, first: `async fn {name}(#[state] value: &Type, ...)`, bound once with `bind_with(&runtime, value)`"),
         ));
     }
     h::mentions_self(&handler.sig).map(|span| {
@@ -139,6 +139,11 @@ pub(super) fn rule_11_context_first(handler: &Handler) -> Vec<syn::Error> {
                 ty,
                 "an operation takes one `Context`, as its first parameter, and this is a second one",
                 "remove this parameter and use the first `Context`",
+            ),
+            MisplacedContext::NotFirst(ty) if handler.states.first().is_some_and(|s| s.index == 0) => error_spanned(
+                ty,
+                "the `Context` must come first, right after the state parameter",
+                format_args!("move it: `async fn {}(#[state] ..., ctx: {}, ...)`", handler.sig.ident, pretty(ty)),
             ),
             MisplacedContext::NotFirst(ty) => error_spanned(
                 ty,

@@ -36,6 +36,10 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(values::rule_10_timeout(attr));
     errors.extend(function::rule_11_handler_shape(handler));
     errors.extend(function::rule_11_context_first(handler));
+    errors.extend(crate::state::rule_15_state(
+        &handler.states,
+        &handler.sig.ident,
+    ));
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
     errors.extend(retry::rule_13_backoff(attr));

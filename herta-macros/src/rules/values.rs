@@ -34,6 +34,21 @@ pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
         ));
         return errors;
     }
+    if handler
+        .states
+        .iter()
+        .any(|s| s.declared.as_ref() == Some(&by.param))
+    {
+        errors.push(error(
+            by.param.span(),
+            format_args!(
+                "`serialize_by` cannot use `{}`: it is the operation's state, bound once with `bind_with` and the same for every call, not an argument of the call",
+                by.param
+            ),
+            "serialize by one of the call's parameters, e.g. the customer id",
+        ));
+        return errors;
+    }
     if handler.param_named(&by.param).is_some() {
         return errors;
     }

@@ -29,4 +29,5 @@ mod retry;
 mod schedules;
 mod service;
 mod shutdown;
+mod state;
 mod stats;
