@@ -460,7 +460,7 @@ impl NoKeyDeclared for Unkeyed {}
 #[diagnostic::on_unimplemented(
     message = "this contract declares no `serialize_by`, so a key function would never be used",
     label = "a contract without a key",
-    note = "bind it with `ContractLayer::bind(&runtime)`, or add `serialize_by = key` to the contract"
+    note = "bind it with `ContractLayer::bind(&runtime)`, or add `serialize_by = <key name>` to the contract"
 )]
 pub trait KeyDeclared {}
 impl KeyDeclared for Keyed {}

@@ -111,6 +111,7 @@ pub trait ClassifyError<E> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ByClassify;
 
+#[diagnostic::do_not_recommend]
 impl<E: Classify> ClassifyError<E> for ByClassify {
     fn classify(&self, error: &E) -> (Outcome, Option<Duration>) {
         (normalize(error.outcome()), error.retry_after())
