@@ -9,6 +9,10 @@
 //! * `service` — an axum HTTP service whose routes call herta operations;
 //!   its router, operations and error → status mapping are the [`service`]
 //!   module, so that `tests/service.rs` drives the same code over real HTTP.
+//! * `upstream` — an HTTP client (reqwest) behind
+//!   `herta::tower::ContractLayer`, against a local axum upstream that
+//!   answers 503 and 429; the [`upstream`] module, which
+//!   `tests/upstream.rs` drives over real HTTP.
 //! * `gen_catalogue` — regenerates `examples/data/catalogue.csv` from
 //!   [`catalogue_csv`] (deterministic, so the file in the repository is
 //!   reproducible; a test below checks it).
@@ -16,6 +20,7 @@
 use std::fmt::Write as _;
 
 pub mod service;
+pub mod upstream;
 
 /// The brands of the generated catalogue: name, SKU prefix, number of rows.
 pub const BRANDS: [(&str, &str, usize); 6] = [

@@ -10,10 +10,11 @@ use syn::ext::IdentExt as _;
 use syn::{FnArg, GenericParam, Ident, ReturnType};
 
 use crate::handler;
-use crate::model::{JitterWord, Operation, ResourceKey};
+use crate::model::{Attr, JitterWord, Operation, ResourceKey};
 use crate::syntax::IntLiteral;
 
 /// A resource the contract holds.
+#[derive(Clone)]
 pub(crate) struct Resource<'a> {
     pub key: &'a ResourceKey,
     pub units: u32,
@@ -22,6 +23,7 @@ pub(crate) struct Resource<'a> {
 }
 
 /// The retry policy.
+#[derive(Clone)]
 pub(crate) struct RetryPolicy {
     pub on: Vec<Outcome>,
     pub max: u32,
@@ -29,6 +31,7 @@ pub(crate) struct RetryPolicy {
 }
 
 /// The backoff, with valid delays.
+#[derive(Clone)]
 pub(crate) struct BackoffPolicy {
     pub base_ms: u64,
     pub cap_ms: u64,
@@ -71,97 +74,19 @@ impl Operation {
         })
     }
 
-    pub fn effect(&self) -> Effect {
-        self.attr.effect_value().unwrap_or(Effect::NonIdempotent)
-    }
-
-    pub fn admission(&self) -> Admission {
-        self.attr
-            .admission
-            .as_ref()
-            .and_then(|w| w.value)
-            .unwrap_or_default()
-    }
-
     /// The resources, each once, with valid units.
     pub fn resources(&self) -> Vec<Resource<'_>> {
-        let entries = &self.attr.resources;
-        entries
-            .iter()
-            .enumerate()
-            .filter(|(i, e)| !entries[..*i].iter().any(|p| p.key.same_as(&e.key)))
-            .map(|(_, e)| Resource {
-                key: &e.key,
-                units: match e.units.value {
-                    IntLiteral::Value(n) => u32::try_from(n).unwrap_or(u32::MAX).max(1),
-                    IntLiteral::Negative => 1,
-                },
-                units_span: e.units.span,
-            })
-            .collect()
+        self.attr.resources()
     }
 
     /// The retry policy, with only the outcomes the table allows.
     pub fn retry(&self) -> Option<RetryPolicy> {
-        let retry = self.attr.retry.as_ref()?;
-        let effect = self.attr.effect_value();
-        let backoff = self.backoff();
-        let mut on: Vec<Outcome> = Vec::new();
-        for outcome in self.attr.retry_outcomes().filter_map(|w| w.value) {
-            let allowed = effect.is_some_and(|e| {
-                retry_verdict(e, outcome).is_allowed()
-                    || (outcome == Outcome::Throttled && backoff.is_some())
-            });
-            if allowed && !on.contains(&outcome) {
-                on.push(outcome);
-            }
-        }
-        let max = retry
-            .max
-            .as_ref()
-            .and_then(|m| u32::try_from(m.value).ok())
-            .unwrap_or(1)
-            .max(1);
-        Some(RetryPolicy { on, max, backoff })
-    }
-
-    /// The backoff, when its delays are valid (base at most cap).
-    fn backoff(&self) -> Option<BackoffPolicy> {
-        let spec = self.attr.backoff()?;
-        let (base, cap) = (spec.base.as_ref()?, spec.cap.as_ref()?);
-        let (base_ms, cap_ms) = (base.millis.ok()?, cap.millis.ok()?);
-        (base_ms <= cap_ms).then(|| BackoffPolicy {
-            base_ms,
-            cap_ms,
-            jitter: spec
-                .jitter
-                .as_ref()
-                .and_then(|w| w.value)
-                .unwrap_or(JitterWord::Full),
-            base: base.lit.value(),
-            cap: cap.lit.value(),
-        })
+        self.attr.retry()
     }
 
     /// The timeout in milliseconds and as written.
     pub fn timeout(&self) -> Option<(u64, String)> {
-        let timeout = self.attr.timeout.as_ref()?;
-        Some((timeout.millis.ok()?, timeout.lit.value()))
-    }
-
-    /// `max_wait` in milliseconds and as written, when it is valid.
-    pub fn max_wait(&self) -> Option<(u64, String)> {
-        let max_wait = self.attr.max_wait.as_ref()?;
-        if self.admission() == Admission::Reject {
-            return None;
-        }
-        Some((max_wait.millis.ok()?, max_wait.lit.value()))
-    }
-
-    /// `deadline` in milliseconds and as written, when it is valid.
-    pub fn deadline(&self) -> Option<(u64, String)> {
-        let deadline = self.attr.deadline.as_ref()?;
-        Some((deadline.millis.ok()?, deadline.lit.value()))
+        self.attr.timeout()
     }
 
     /// The `serialize_by` key, when it names a parameter.
@@ -211,6 +136,123 @@ impl Operation {
     /// is emitted.
     pub fn in_impl(&self) -> bool {
         self.handler.sig.receiver().is_some() || handler::mentions_self(&self.handler.sig).is_some()
+    }
+}
+
+/// The readings that need only the attribute (shared by `#[herta::operation]`
+/// and `#[herta::contract]`).
+impl Attr {
+    pub fn effect(&self) -> Effect {
+        self.effect_value().unwrap_or(Effect::NonIdempotent)
+    }
+
+    pub fn admission(&self) -> Admission {
+        self.admission
+            .as_ref()
+            .and_then(|w| w.value)
+            .unwrap_or_default()
+    }
+
+    /// The resources, each once, with valid units.
+    pub fn resources(&self) -> Vec<Resource<'_>> {
+        let entries = &self.resources;
+        entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| !entries[..*i].iter().any(|p| p.key.same_as(&e.key)))
+            .map(|(_, e)| Resource {
+                key: &e.key,
+                units: match e.units.value {
+                    IntLiteral::Value(n) => u32::try_from(n).unwrap_or(u32::MAX).max(1),
+                    IntLiteral::Negative => 1,
+                },
+                units_span: e.units.span,
+            })
+            .collect()
+    }
+
+    /// The retry policy, with only the outcomes the table allows.
+    pub fn retry(&self) -> Option<RetryPolicy> {
+        let retry = self.retry.as_ref()?;
+        let effect = self.effect_value();
+        let backoff = self.backoff_policy();
+        let mut on: Vec<Outcome> = Vec::new();
+        for outcome in self.retry_outcomes().filter_map(|w| w.value) {
+            let allowed = effect.is_some_and(|e| {
+                retry_verdict(e, outcome).is_allowed()
+                    || (outcome == Outcome::Throttled && backoff.is_some())
+            });
+            if allowed && !on.contains(&outcome) {
+                on.push(outcome);
+            }
+        }
+        let max = retry
+            .max
+            .as_ref()
+            .and_then(|m| u32::try_from(m.value).ok())
+            .unwrap_or(1)
+            .max(1);
+        Some(RetryPolicy { on, max, backoff })
+    }
+
+    /// The backoff, when its delays are valid (base at most cap).
+    fn backoff_policy(&self) -> Option<BackoffPolicy> {
+        let spec = self.backoff()?;
+        let (base, cap) = (spec.base.as_ref()?, spec.cap.as_ref()?);
+        let (base_ms, cap_ms) = (base.millis.ok()?, cap.millis.ok()?);
+        (base_ms <= cap_ms).then(|| BackoffPolicy {
+            base_ms,
+            cap_ms,
+            jitter: spec
+                .jitter
+                .as_ref()
+                .and_then(|w| w.value)
+                .unwrap_or(JitterWord::Full),
+            base: base.lit.value(),
+            cap: cap.lit.value(),
+        })
+    }
+
+    /// The timeout in milliseconds and as written.
+    pub fn timeout(&self) -> Option<(u64, String)> {
+        let timeout = self.timeout.as_ref()?;
+        Some((timeout.millis.ok()?, timeout.lit.value()))
+    }
+
+    /// `max_wait` in milliseconds and as written, when it is valid.
+    pub fn max_wait(&self) -> Option<(u64, String)> {
+        let max_wait = self.max_wait.as_ref()?;
+        if self.admission() == Admission::Reject {
+            return None;
+        }
+        Some((max_wait.millis.ok()?, max_wait.lit.value()))
+    }
+
+    /// `deadline` in milliseconds and as written, when it is valid.
+    pub fn deadline(&self) -> Option<(u64, String)> {
+        let deadline = self.deadline.as_ref()?;
+        Some((deadline.millis.ok()?, deadline.lit.value()))
+    }
+
+    /// The name: `name = "..."`, or `default`.
+    pub fn name_or(&self, default: impl FnOnce() -> String) -> String {
+        self.name
+            .as_ref()
+            .map(|n| n.value())
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(default)
+    }
+
+    /// The `serialize_by` key space and `show_key`, as a contract keys by them.
+    pub fn key_space(&self) -> Option<(Option<String>, bool)> {
+        let by = self.serialize_by.as_ref()?;
+        Some((
+            by.scope
+                .as_ref()
+                .map(|s| s.value())
+                .filter(|s| !s.trim().is_empty()),
+            by.show_key.as_ref().is_some_and(|b| b.value),
+        ))
     }
 }
 

@@ -160,6 +160,44 @@ pub fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
 
 #[cfg_attr(
     doc,
+    doc = "Declares an execution contract without a handler, on a unit struct.\n\n\
+           Use it as `herta::contract`: its documentation there adds an example (run as a \
+           doctest); `herta::tower::ContractLayer` runs a `tower::Service` under it.\n"
+)]
+/// `#[herta::contract(...)] pub struct CallUpstream;` takes the keys of
+/// `#[herta::operation]` (table above) except `wrapper`, with the same
+/// compile-time rules: an unsafe retry (rule 3), a bad `max`, units,
+/// durations, backoff or `max_wait` are errors on the offending token.
+///
+/// What differs, with no function to read:
+///
+/// - `serialize_by = customer` (or `serialize_by(customer, scope = "s",
+///   show_key = true)`) *names* the key, in errors and traces; the layer's
+///   key function (`ContractLayer::bind_keyed`) computes it from each
+///   request. A keyed contract bound with `ContractLayer::bind`, or an
+///   unkeyed one with `bind_keyed`, is a compile error at the call;
+/// - rule 9 (`Clone` parameters of a retried operation) becomes the
+///   layer's bound: with `retry`, the service's requests must be `Clone`
+///   (a compile error naming the request type otherwise);
+/// - rule 5's "retry without `timeout` needs a `Classify` error" becomes
+///   the layer's bound: the inner service's error must implement
+///   `herta::Classify`, or the layer is given `classify_error`;
+/// - rule 16: the item must be a unit struct (`struct CallUpstream;`)
+///   without generics.
+///
+/// # What it generates
+///
+/// The struct as written, documented with its contract, with
+/// `NAME: &'static str` (`name = "..."`, else the struct's name) and
+/// `CONTRACT: herta::Contract`, and an implementation of
+/// `herta::DeclaredContract`.
+#[proc_macro_attribute]
+pub fn contract(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::contract(args.into(), item.into()).into()
+}
+
+#[cfg_attr(
+    doc,
     doc = "Declares named budgets as `herta::Resource` constants.\n\n\
            Use it as `herta::resources!`: its documentation there adds an example, run as a \
            doctest.\n"

@@ -21,6 +21,13 @@ pub(crate) struct Operation {
     pub handler: Handler,
 }
 
+/// A contract without a handler: `#[herta::contract(...)]` and the unit
+/// struct it is on.
+pub(crate) struct ContractItem {
+    pub attr: Attr,
+    pub item: syn::ItemStruct,
+}
+
 /// Every key of the contract syntax.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Key {
@@ -81,6 +88,8 @@ impl Key {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Within {
     Operation,
+    /// `#[herta::contract(...)]`: the keys of an operation but `wrapper`.
+    Contract,
     Retry,
     SerializeBy,
     Backoff,
@@ -102,6 +111,17 @@ impl Within {
                 Key::MaxWait,
                 Key::Deadline,
             ],
+            Within::Contract => &[
+                Key::Effect,
+                Key::Resources,
+                Key::Admission,
+                Key::Retry,
+                Key::Timeout,
+                Key::SerializeBy,
+                Key::Name,
+                Key::MaxWait,
+                Key::Deadline,
+            ],
             Within::Retry => &[Key::On, Key::Max, Key::Backoff],
             Within::SerializeBy => &[Key::Scope, Key::Show],
             Within::Backoff => &[Key::Base, Key::Cap, Key::Jitter],
@@ -117,6 +137,7 @@ impl Within {
     pub fn shown(self) -> &'static str {
         match self {
             Within::Operation => "`#[herta::operation(...)]`",
+            Within::Contract => "`#[herta::contract(...)]`",
             Within::Retry => "`retry(...)`",
             Within::SerializeBy => "`serialize_by(...)`",
             Within::Backoff => "`backoff(...)`",

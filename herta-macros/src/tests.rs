@@ -72,8 +72,8 @@ fn a_full_contract_resolves_without_errors() {
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(contract.name(), "replace");
     assert_eq!(contract.wrapper().to_string(), "Replace");
-    assert_eq!(contract.effect(), herta_contract::Effect::Idempotent);
-    assert_eq!(contract.admission(), herta_contract::Admission::Reject);
+    assert_eq!(contract.attr.effect(), herta_contract::Effect::Idempotent);
+    assert_eq!(contract.attr.admission(), herta_contract::Admission::Reject);
     assert_eq!(contract.resources().len(), 2);
     assert_eq!(contract.resources()[1].units, 3);
     let retry = contract.retry().unwrap();
@@ -105,7 +105,7 @@ fn defaults() {
     assert!(errors.is_empty());
     assert_eq!(contract.name(), "render_page");
     assert_eq!(contract.wrapper().to_string(), "RenderPage");
-    assert_eq!(contract.admission(), herta_contract::Admission::Wait);
+    assert_eq!(contract.attr.admission(), herta_contract::Admission::Wait);
     assert!(contract.retry().is_none() && contract.timeout().is_none() && contract.key().is_none());
 }
 

@@ -462,3 +462,74 @@ impl<E> SourceViaNone for SourceProbe<E> {
         NoSource
     }
 }
+
+/// What `#[herta::contract]` says about a contract beyond its [`Contract`]
+/// value, as types, so that the tower layer's bounds can check it: whether
+/// it declares `serialize_by` ([`Keyed`] or [`Unkeyed`]) and whether it
+/// retries ([`Retried`] or [`OneAttempt`]).
+pub trait ContractParts {
+    /// [`Keyed`] or [`Unkeyed`].
+    type Keying;
+    /// [`Retried`] or [`OneAttempt`].
+    type Requests;
+}
+
+/// A contract that declares `serialize_by`.
+#[derive(Debug)]
+pub enum Keyed {}
+
+/// A contract without `serialize_by`.
+#[derive(Debug)]
+pub enum Unkeyed {}
+
+/// `ContractLayer::bind`'s requirement: the contract declares no key.
+#[diagnostic::on_unimplemented(
+    message = "this contract declares `serialize_by`, so every request needs a key",
+    label = "a keyed contract",
+    note = "bind it with `ContractLayer::bind_keyed(&runtime, |request: &Req| key)`, which computes each request's key"
+)]
+pub trait NoKeyDeclared {}
+impl NoKeyDeclared for Unkeyed {}
+
+/// `ContractLayer::bind_keyed`'s requirement: the contract declares a key.
+#[diagnostic::on_unimplemented(
+    message = "this contract declares no `serialize_by`, so a key function would never be used",
+    label = "a contract without a key",
+    note = "bind it with `ContractLayer::bind(&runtime)`, or add `serialize_by = <key name>` to the contract"
+)]
+pub trait KeyDeclared {}
+impl KeyDeclared for Keyed {}
+
+/// A contract that retries: every attempt gets its own request.
+#[derive(Debug)]
+pub enum Retried {}
+
+/// A contract that makes one attempt.
+#[derive(Debug)]
+pub enum OneAttempt {}
+
+/// A request of type `Req` for one more attempt of a contract's call:
+/// `Retried` clones it (so `Req: Clone`), `OneAttempt` never makes another.
+#[diagnostic::on_unimplemented(
+    message = "this contract retries, so each attempt needs its own request, but `{Req}` is not `Clone`",
+    label = "requests of this service are not `Clone`",
+    note = "implement `Clone` for the request (e.g. a small struct the inner service turns into an HTTP request), or remove `retry(...)` from the contract"
+)]
+pub trait RequestCopy<Req> {
+    /// A copy of `request` for the next attempt.
+    fn copy(request: &Req) -> Req;
+}
+
+impl<Req> RequestCopy<Req> for OneAttempt {
+    fn copy(_: &Req) -> Req {
+        unreachable!("a contract without retry makes one attempt")
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<Req: Clone> RequestCopy<Req> for Retried {
+    #[inline]
+    fn copy(request: &Req) -> Req {
+        request.clone()
+    }
+}

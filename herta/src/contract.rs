@@ -221,3 +221,30 @@ impl KeySpec {
         self.scope
     }
 }
+
+/// A type that stands for a contract: what `#[herta::contract(...)]`
+/// implements on the unit struct it is written on.
+///
+/// A contract without a handler: the same keys and compile-time rules as
+/// `#[herta::operation]`, for code that runs under a contract but is not an
+/// `async fn` of yours — a `tower::Service` wrapped by
+/// [`herta::tower::ContractLayer`](crate::tower) (feature `tower`). Its
+/// `serialize_by` names the key, which the layer computes from each
+/// request (see the [contract rules](crate::contract_rules)).
+///
+/// ```
+/// use herta::{DeclaredContract, Effect, Outcome};
+///
+/// /// Calls the upstream pricing API.
+/// #[herta::contract(effect = Idempotent, resources("upstream" = 1),
+///                   retry(on = Transient, max = 3), timeout = "2s")]
+/// pub struct CallUpstream;
+///
+/// assert_eq!(CallUpstream::CONTRACT.operation(), "CallUpstream");
+/// assert_eq!(<CallUpstream as DeclaredContract>::CONTRACT.effect(), Effect::Idempotent);
+/// assert_eq!(CallUpstream::CONTRACT.retry_on(), &[Outcome::Transient]);
+/// ```
+pub trait DeclaredContract: crate::__private::ContractParts + Send + Sync + 'static {
+    /// The declared policy.
+    const CONTRACT: Contract;
+}

@@ -128,7 +128,7 @@ pub mod guide {
 }
 
 pub use context::Context;
-pub use contract::{Contract, KeySpec, ResourceUse};
+pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
 pub use deadline::{current_deadline, deadline};
 pub use error::{BindError, Busy, ConfigError, Error};
 pub use herta_contract::{retry_verdict, RetryVerdict};
@@ -257,6 +257,34 @@ pub use herta_macros::operation;
 #[doc(inline)]
 pub use herta_macros::resources;
 
+/// Declares an execution contract without a handler, on a unit struct.
+///
+/// The keys and compile-time rules are those of [`operation`] (minus
+/// `wrapper`: the struct is the type); the struct gets `NAME` and
+/// `CONTRACT` and implements [`DeclaredContract`]. It is what
+/// [`herta::tower::ContractLayer`](crate::tower) (feature `tower`) runs a
+/// `tower::Service`'s requests under. With no parameters to name,
+/// `serialize_by = customer` (or `serialize_by(customer, scope = "…",
+/// show_key = true)`) *names* the key — in errors and traces, as an
+/// operation's key parameter is named — and the layer's key function
+/// (`ContractLayer::bind_keyed`) computes it from each request. The contract's
+/// name is the struct's, unless `name = "…"`. The rules that differ are on
+/// the [`contract_rules`] page ("Contracts without a handler").
+///
+/// ```
+/// use herta::{DeclaredContract, Effect};
+///
+/// /// Calls the payments provider: one attempt, at most 4 at once, one per customer.
+/// #[herta::contract(effect = NonIdempotent, resources("payments" = 1),
+///                   admission = Reject, serialize_by = customer, timeout = "5s")]
+/// pub struct ChargeCard;
+///
+/// assert_eq!(ChargeCard::NAME, "ChargeCard");
+/// assert_eq!(ChargeCard::CONTRACT.effect(), Effect::NonIdempotent);
+/// assert_eq!(ChargeCard::CONTRACT.serialize_by().unwrap().parameter(), "customer");
+/// ```
+#[doc(inline)]
+pub use herta_macros::contract;
 /// Derives [`Classify`](trait@Classify) from `#[outcome(...)]` attributes.
 ///
 /// ```

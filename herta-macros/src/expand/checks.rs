@@ -6,6 +6,7 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};
 
+use super::contract::Spec;
 use super::Wrapper;
 use crate::model::ResourceKey;
 use crate::syntax::path_text;
@@ -13,18 +14,10 @@ use crate::syntax::path_text;
 impl Wrapper<'_> {
     /// Every check, each in its own `const _` block.
     pub(super) fn checks(&self) -> TokenStream {
-        let cfgs = &self.cfgs;
-        std::iter::once(self.name_check())
-            .chain(self.capacity_checks())
-            .chain(self.same_resource_check())
-            .map(|check| {
-                quote! {
-                    #(#cfgs)*
-                    #[allow(deprecated)]
-                    const _: () = { #check };
-                }
-            })
-            .collect()
+        let spec = self.spec();
+        let name_check = spec.wrap_check(self.name_check());
+        let resource_checks = spec.resource_checks();
+        quote!(#name_check #(#resource_checks)*)
     }
 
     /// The wrapper's name resolves to the wrapper: another item of the same
@@ -50,6 +43,28 @@ impl Wrapper<'_> {
             #[diagnostic::do_not_recommend]
             impl IsTheWrapper for #path {}
             #check
+        }
+    }
+}
+
+impl Spec<'_> {
+    /// The checks of the resources (rules 6 and 7), each in its own
+    /// `const _` block.
+    pub(super) fn resource_checks(&self) -> Vec<TokenStream> {
+        self.capacity_checks()
+            .into_iter()
+            .chain(self.same_resource_check())
+            .map(|check| self.wrap_check(check))
+            .collect()
+    }
+
+    /// `check` in a `const _` block, under the item's `cfg`s.
+    pub(super) fn wrap_check(&self, check: TokenStream) -> TokenStream {
+        let cfgs = &self.cfgs;
+        quote! {
+            #(#cfgs)*
+            #[allow(deprecated)]
+            const _: () = { #check };
         }
     }
 

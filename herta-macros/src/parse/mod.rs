@@ -15,7 +15,7 @@ use proc_macro2::TokenStream;
 
 use crate::diag::{error, Errors};
 use crate::handler::Handler;
-use crate::model::{Attr, Key, Operation, Within};
+use crate::model::{Attr, ContractItem, Key, Operation, Within};
 
 #[cfg(test)]
 pub(crate) use values::parse_timeout;
@@ -27,7 +27,7 @@ pub(crate) fn operation(
     item: TokenStream,
     errors: &mut Errors,
 ) -> Option<Operation> {
-    let attr = attr(args, errors);
+    let attr = attr(args, Within::Operation, errors);
     let Ok(handler) = syn::parse2::<Handler>(item) else {
         errors.push(error(
             crate::syntax::attribute_span(),
@@ -39,8 +39,28 @@ pub(crate) fn operation(
     Some(Operation { attr, handler })
 }
 
-/// Reads the attribute's arguments, reporting shape errors to `errors`.
-pub(crate) fn attr(args: TokenStream, errors: &mut Errors) -> Attr {
+/// Reads `#[herta::contract(...)]` and the item; `None` when the item is
+/// not a struct (reported; its shape is checked by the rules).
+pub(crate) fn contract(
+    args: TokenStream,
+    item: TokenStream,
+    errors: &mut Errors,
+) -> Option<ContractItem> {
+    let attr = attr(args, Within::Contract, errors);
+    let Ok(item) = syn::parse2::<syn::ItemStruct>(item) else {
+        errors.push(error(
+            crate::syntax::attribute_span(),
+            "`#[herta::contract]` goes on a unit struct",
+            "declare the contract's type: `#[herta::contract(effect = Idempotent)] pub struct CallUpstream;`",
+        ));
+        return None;
+    };
+    Some(ContractItem { attr, item })
+}
+
+/// Reads the attribute's arguments (of an operation or a contract:
+/// `within`), reporting shape errors to `errors`.
+pub(crate) fn attr(args: TokenStream, within: Within, errors: &mut Errors) -> Attr {
     let mut attr = Attr::default();
     let Some(items) = items::list(args, errors, "write the contract as comma-separated `key = value` items, e.g. `effect = Idempotent, resources(\"worker\" = 1)`") else {
         attr.keys.unreadable = true;
@@ -48,11 +68,10 @@ pub(crate) fn attr(args: TokenStream, errors: &mut Errors) -> Attr {
     };
     let mut seen = Vec::new();
     for item in items {
-        let Some(meta) = items::meta(item, Within::Operation, "effect = Idempotent", errors) else {
+        let Some(meta) = items::meta(item, within, "effect = Idempotent", errors) else {
             continue;
         };
-        let Some((key, ident)) = items::key(&meta, Within::Operation, &mut seen, &mut attr.keys)
-        else {
+        let Some((key, ident)) = items::key(&meta, within, &mut seen, &mut attr.keys) else {
             continue;
         };
         match key {

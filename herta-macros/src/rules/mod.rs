@@ -12,6 +12,7 @@
 //! `#[diagnostic::on_unimplemented]`). Rule 12 is in
 //! [`classify`](crate::classify).
 
+mod contract;
 mod function;
 mod keys_and_words;
 mod resources;
@@ -20,7 +21,7 @@ mod values;
 mod waiting;
 
 use crate::diag::Errors;
-use crate::model::Operation;
+use crate::model::{ContractItem, Operation};
 
 /// Applies every rule to `op`, pushing the errors to `errors`.
 pub(crate) fn check(op: &Operation, errors: &mut Errors) {
@@ -40,6 +41,30 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
         &handler.states,
         &handler.sig.ident,
     ));
+    errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
+    errors.extend(values::name_not_empty(attr));
+    errors.extend(retry::rule_13_backoff(attr));
+    errors.extend(waiting::rule_10_durations(attr));
+    errors.extend(waiting::rule_14_max_wait_needs_wait(attr));
+}
+
+/// Applies the rules of a contract without a handler, in the same order:
+/// those of the attribute, and rule 16 (a unit struct). The rules about a
+/// handler have no function to read: a contract's `serialize_by` names its
+/// key (only rule 8's empty-scope half applies), and rule 9 (`Clone`
+/// arguments) becomes the layer's bound on requests (`herta::tower`).
+pub(crate) fn check_contract(contract: &ContractItem, errors: &mut Errors) {
+    let attr = &contract.attr;
+    errors.extend(keys_and_words::rule_1_effect_required(attr));
+    errors.extend(keys_and_words::rule_2_unknown_words(attr));
+    errors.extend(retry::rule_3_no_uncertain_retry_of_non_idempotent(attr));
+    errors.extend(retry::rule_4_never_retried_outcomes(attr));
+    errors.extend(retry::rule_5_retry_attempts(attr));
+    errors.extend(resources::rule_6_units(attr));
+    errors.extend(resources::rule_7_resource_once(attr));
+    errors.extend(values::rule_8_scope_not_empty(attr));
+    errors.extend(values::rule_10_timeout(attr));
+    errors.extend(contract::rule_15_unit_struct(&contract.item));
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
     errors.extend(retry::rule_13_backoff(attr));

@@ -12,16 +12,7 @@ pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
     let Some(by) = &attr.serialize_by else {
         return Vec::new();
     };
-    let mut errors = Vec::new();
-    if let Some(scope) = &by.scope {
-        if scope.value().trim().is_empty() {
-            errors.push(error(
-                scope.span(),
-                "a `serialize_by` scope cannot be empty",
-                "name the key space shared by the operations, e.g. `scope = \"catalogue\"`, or remove `scope`",
-            ));
-        }
-    }
+    let mut errors = rule_8_scope_not_empty(attr);
     let function = &handler.sig.ident;
     if handler.context_ident() == Some(&by.param) {
         errors.push(error(
@@ -88,6 +79,22 @@ pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
         ),
     });
     errors
+}
+
+/// Rule 8 (scope half): a `serialize_by` scope is not empty.
+pub(super) fn rule_8_scope_not_empty(attr: &Attr) -> Vec<syn::Error> {
+    let scope = attr.serialize_by.as_ref().and_then(|by| by.scope.as_ref());
+    scope
+        .filter(|scope| scope.value().trim().is_empty())
+        .map(|scope| {
+            error(
+                scope.span(),
+                "a `serialize_by` scope cannot be empty",
+                "name the key space shared by the operations, e.g. `scope = \"catalogue\"`, or remove `scope`",
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 /// Rule 10: `timeout` is a positive duration of at most an hour.

@@ -1,0 +1,252 @@
+//! [`ContractLayer`]: a `#[herta::contract]` bound to a runtime, as a
+//! `tower_layer::Layer`, and the builder methods that say how requests are
+//! keyed and how failures are classified.
+
+use std::fmt;
+use std::hash::Hash;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::classify::{AllResponses, ByClassify, ErrorFn, NoHint, ResponseFn};
+use super::service::{ContractService, Shared};
+use crate::__private::{Bound, KeyDeclared, NoKey, NoKeyDeclared, Probe};
+use crate::contract::DeclaredContract;
+use crate::error::BindError;
+use crate::runtime::Runtime;
+
+/// A contract `C` (a `#[herta::contract]` struct) bound to a runtime, as a
+/// [`tower_layer::Layer`]: the services it makes run every request under
+/// `C` (see [the module docs](super) for what that means for `poll_ready`,
+/// `call` and the errors).
+///
+/// Made with [`bind`](ContractLayer::bind) (a contract without
+/// `serialize_by`) or [`bind_keyed`](ContractLayer::bind_keyed) (with one);
+/// then, optionally, [`classify_error`](ContractLayer::classify_error),
+/// [`classify_response`](ContractLayer::classify_response) and
+/// [`response_retry_after`](ContractLayer::response_retry_after). The type
+/// parameters after `C` record those choices: `K` how requests are keyed
+/// ([`Unkeyed`] or [`KeyedBy`]), `R` how responses are classified, `E` how
+/// the inner service's errors are. Cloning is cheap when the functions
+/// given are.
+pub struct ContractLayer<C, K = Unkeyed, R = AllResponses, E = ByClassify> {
+    pub(super) runtime: Runtime,
+    pub(super) keying: K,
+    pub(super) responses: R,
+    pub(super) errors: E,
+    pub(super) contract: PhantomData<fn() -> C>,
+}
+
+/// Requests of a contract without `serialize_by`: no key.
+#[derive(Clone)]
+pub struct Unkeyed {
+    pub(super) bound: Bound<NoKey>,
+}
+
+/// Requests keyed by the function `F` (`Fn(&Req) -> K`), given to
+/// [`ContractLayer::bind_keyed`].
+#[derive(Clone)]
+pub struct KeyedBy<F, K: 'static> {
+    pub(super) bound: Bound<K>,
+    pub(super) key: F,
+}
+
+/// What a service needs of its keying: the bound contract and each
+/// request's key. Implemented by [`Unkeyed`] and [`KeyedBy`].
+pub trait KeyOf<Req> {
+    /// The key type (`NoKey` without `serialize_by`).
+    #[doc(hidden)]
+    type Key: Send + Sync + 'static;
+    /// The contract, bound.
+    #[doc(hidden)]
+    fn bound(&self) -> &Bound<Self::Key>;
+    /// The key of `request`.
+    #[doc(hidden)]
+    fn key(&self, request: &Req) -> Option<Self::Key>;
+}
+
+impl<Req> KeyOf<Req> for Unkeyed {
+    type Key = NoKey;
+    fn bound(&self) -> &Bound<NoKey> {
+        &self.bound
+    }
+    fn key(&self, _: &Req) -> Option<NoKey> {
+        None
+    }
+}
+
+impl<Req, K: Send + Sync + 'static, F: Fn(&Req) -> K> KeyOf<Req> for KeyedBy<F, K> {
+    type Key = K;
+    fn bound(&self) -> &Bound<K> {
+        &self.bound
+    }
+    fn key(&self, request: &Req) -> Option<K> {
+        Some((self.key)(request))
+    }
+}
+
+/// A key as text (`Debug`, cut at 64 bytes), for `show_key = true`.
+fn describe<K: fmt::Debug>(key: &K) -> String {
+    use crate::__private::DescribeViaDebug;
+    Probe(key).__herta_describe()
+}
+
+impl<C: DeclaredContract> ContractLayer<C> {
+    /// Binds the contract `C`, which declares no `serialize_by`, to
+    /// `runtime` (the checks of an operation's `bind`).
+    ///
+    /// # Errors
+    ///
+    /// [`BindError`]: a resource `C` names is not declared by `runtime` or
+    /// is too small for one call, or `runtime` is closed.
+    pub fn bind(runtime: &Runtime) -> Result<Self, BindError>
+    where
+        C::Keying: NoKeyDeclared,
+    {
+        let bound = Bound::bind(
+            runtime,
+            &<C as DeclaredContract>::CONTRACT,
+            describe::<NoKey>,
+        )?;
+        Ok(Self::with_keying(runtime, Unkeyed { bound }))
+    }
+
+    /// Binds the contract `C`, which declares `serialize_by`, to `runtime`,
+    /// with `key` computing each request's key: requests with equal keys
+    /// run one at a time (annotate the closure's argument, `|req: &Req|`,
+    /// so that the request type is known).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`bind`](ContractLayer::bind), and
+    /// [`BindError::ScopeKeyMismatch`] when `C`'s key `scope` is already
+    /// keyed by another type.
+    pub fn bind_keyed<Req, K, F>(
+        runtime: &Runtime,
+        key: F,
+    ) -> Result<ContractLayer<C, KeyedBy<F, K>>, BindError>
+    where
+        C::Keying: KeyDeclared,
+        F: Fn(&Req) -> K,
+        K: Clone + Hash + Eq + Send + Sync + fmt::Debug + 'static,
+    {
+        let bound = Bound::bind(runtime, &<C as DeclaredContract>::CONTRACT, describe::<K>)?;
+        Ok(ContractLayer::with_keying(runtime, KeyedBy { bound, key }))
+    }
+}
+
+impl<C, K> ContractLayer<C, K> {
+    fn with_keying(runtime: &Runtime, keying: K) -> Self {
+        ContractLayer {
+            runtime: runtime.clone(),
+            keying,
+            responses: AllResponses,
+            errors: ByClassify,
+            contract: PhantomData,
+        }
+    }
+}
+
+impl<C, K, R, E> ContractLayer<C, K, R, E> {
+    /// Classifies the inner service's errors with `classify`
+    /// (`Fn(&S::Error) -> herta::Outcome`) instead of their [`Classify`]
+    /// implementation: for error types herta cannot implement it for
+    /// (`reqwest::Error`, `tower::BoxError`). `Success` counts as
+    /// `Permanent`.
+    ///
+    /// [`Classify`]: crate::Classify
+    pub fn classify_error<F>(self, classify: F) -> ContractLayer<C, K, R, ErrorFn<F>> {
+        ContractLayer {
+            runtime: self.runtime,
+            keying: self.keying,
+            responses: self.responses,
+            errors: ErrorFn(classify),
+            contract: PhantomData,
+        }
+    }
+
+    /// Makes some successful responses failures: `classify`
+    /// (`Fn(&S::Response) -> Option<herta::Outcome>`) returns the outcome of a
+    /// response that is one (an HTTP 429 → `Throttled`, a 503 →
+    /// `Transient`), and `None` (or `Some(Success)`) for a good one. A
+    /// failed response is retried like an error of that outcome; when the
+    /// call ends on it, the caller gets it back inside
+    /// [`ServiceError::Response`](super::ServiceError::Response).
+    pub fn classify_response<F>(self, classify: F) -> ContractLayer<C, K, ResponseFn<F>, E> {
+        ContractLayer {
+            runtime: self.runtime,
+            keying: self.keying,
+            responses: ResponseFn {
+                classify,
+                hint: NoHint,
+            },
+            errors: self.errors,
+            contract: PhantomData,
+        }
+    }
+
+    /// The runtime the contract is bound to.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+}
+
+impl<C, K, F, E> ContractLayer<C, K, ResponseFn<F>, E> {
+    /// Reads the server's retry hint from a response that
+    /// [`classify_response`](ContractLayer::classify_response) called a
+    /// failure: `hint` (`Fn(&S::Response) -> Option<std::time::Duration>`) parses an
+    /// HTTP `Retry-After`, say. It is used as
+    /// [`Classify::retry_after`](crate::Classify::retry_after) is: with a
+    /// `backoff`, the sleep before the next attempt is at least the hint;
+    /// a hint above the backoff's `cap` (or any hint without `backoff`)
+    /// ends the call with that response.
+    pub fn response_retry_after<H>(self, hint: H) -> ContractLayer<C, K, ResponseFn<F, H>, E> {
+        ContractLayer {
+            runtime: self.runtime,
+            keying: self.keying,
+            responses: ResponseFn {
+                classify: self.responses.classify,
+                hint,
+            },
+            errors: self.errors,
+            contract: PhantomData,
+        }
+    }
+}
+
+impl<C, K: Clone, R: Clone, E: Clone> Clone for ContractLayer<C, K, R, E> {
+    fn clone(&self) -> Self {
+        ContractLayer {
+            runtime: self.runtime.clone(),
+            keying: self.keying.clone(),
+            responses: self.responses.clone(),
+            errors: self.errors.clone(),
+            contract: PhantomData,
+        }
+    }
+}
+
+impl<C: DeclaredContract, K, R, E> fmt::Debug for ContractLayer<C, K, R, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContractLayer")
+            .field("contract", &<C as DeclaredContract>::CONTRACT)
+            .field("runtime", &self.runtime)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, C, K: Clone, R: Clone, E: Clone> tower_layer::Layer<S> for ContractLayer<C, K, R, E> {
+    type Service = ContractService<S, C, K, R, E>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ContractService {
+            inner,
+            runtime: self.runtime.clone(),
+            shared: Arc::new(Shared {
+                keying: self.keying.clone(),
+                responses: self.responses.clone(),
+                errors: self.errors.clone(),
+            }),
+            contract: PhantomData,
+        }
+    }
+}
