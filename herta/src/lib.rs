@@ -90,6 +90,11 @@ mod events;
 mod gate;
 mod keys;
 mod loom;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+mod metrics;
 mod operation;
 mod outcome;
 mod resource;
@@ -286,4 +291,4 @@ pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{Runtime, RuntimeBuilder};
-pub use stats::{ResourceStats, Stats};
+pub use stats::{OperationStats, ResourceStats, Stats};

@@ -64,8 +64,10 @@ use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
 use crate::events::{Event, Events};
 use crate::keys::KeyTable;
+use crate::metrics;
 use crate::outcome::{Admission, Outcome};
 use crate::runtime::Runtime;
+use crate::stats::Counters;
 use crate::trace;
 use ended::End;
 use table_key::{KeyOps, TableKey};
@@ -99,6 +101,12 @@ struct BoundInner<K: 'static> {
     describe_key: Option<fn(&K) -> String>,
     /// Whether the contract declares `max_wait` or `deadline`.
     limited: bool,
+    /// This binding's counters (its own allocation, also in the runtime's
+    /// registry, which sums them by operation name).
+    counters: Arc<Counters>,
+    /// This binding's metric handles (feature `metrics`), taken at bind.
+    #[cfg(feature = "metrics")]
+    metrics: crate::metrics::OpMetrics,
 }
 
 impl<K: 'static> Clone for Bound<K> {
@@ -154,6 +162,9 @@ impl<K: 'static> Bound<K> {
                     .filter(KeySpec::shows_key)
                     .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
+                counters: runtime.inner.operations.counters(contract.operation()),
+                #[cfg(feature = "metrics")]
+                metrics: crate::metrics::OpMetrics::register(contract.operation()),
             }),
         })
     }
@@ -211,7 +222,12 @@ impl<K: 'static> Bound<K> {
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        trace::instrument(self.run(key, classify, retry_after, chain, attempt), span).await
+        let ending = trace::Ending::new(&span);
+        trace::instrument(
+            self.run(key, classify, retry_after, chain, attempt, ending),
+            span,
+        )
+        .await
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -226,6 +242,7 @@ impl<K: 'static> Bound<K> {
         retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
         chain: S,
         mut handler: F,
+        ending: trace::Ending,
     ) -> CallResult<Fut>
     where
         F: FnMut(Context) -> Fut,
@@ -236,7 +253,7 @@ impl<K: 'static> Bound<K> {
         let inner = &*self.inner;
         let rt = &*inner.runtime.inner;
         let contract = inner.contract;
-        let call = match admit::admit(inner) {
+        let mut call = match admit::admit(inner, ending) {
             Ok(call) => call,
             Err(refused) => {
                 return ended::result(Err(refused.into()), inner.events(), contract, chain)
@@ -294,13 +311,16 @@ impl<K: 'static> Bound<K> {
             backoff::first_attempt(rt, contract);
             let mut attempt = 1;
             loop {
+                call.attempt(attempt);
                 let ctx = attempts::context(contract, attempt, limits.deadline);
                 let deadline = ctx.deadline;
+                let clock = metrics::AttemptClock::start();
                 let run = AssertUnwindSafe(handler(ctx)).catch_unwind();
                 let finished = match deadline {
                     Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
                     None => Some(run.await),
                 };
+                inner.events().emit(Event::AttemptEnded(clock));
                 let missed = finished.is_none() && deadline == limits.deadline;
                 match attempts::classified(
                     contract,
@@ -350,6 +370,11 @@ impl<K: 'static> BoundInner<K> {
     /// The event sink of this operation's calls.
     #[inline(always)]
     fn events(&self) -> Events<'_> {
-        Events::new(&self.runtime.inner.counters, self.contract)
+        Events::new(
+            &self.counters,
+            self.contract,
+            #[cfg(feature = "metrics")]
+            &self.metrics,
+        )
     }
 }
