@@ -74,8 +74,9 @@
 //! [execution model](guide::execution_model),
 //! [failure semantics](guide::failure_semantics),
 //! [resource arbitration](guide::resource_arbitration),
-//! [architecture](guide::architecture) and
-//! [what herta is not](guide::what_herta_is_not).
+//! [architecture](guide::architecture),
+//! [what herta is not](guide::what_herta_is_not) and
+//! [observability](guide::observability) (stats, metrics, one log line per call).
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -127,6 +128,8 @@ pub mod guide {
     pub mod architecture {}
     #[doc = include_str!("../docs/what-herta-is-not.md")]
     pub mod what_herta_is_not {}
+    #[doc = include_str!("../docs/observability.md")]
+    pub mod observability {}
 }
 
 pub use context::Context;
