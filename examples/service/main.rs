@@ -11,6 +11,7 @@
 //! curl -i -X POST localhost:3000/charge/ada            # 200, or 429 + Retry-After when both connections are busy
 //! curl -i -X PUT  localhost:3000/catalogue/acme --data-binary $'ACM-1,1999\nACM-2,2499'
 //! curl -s localhost:3000/stats
+//! curl -s localhost:3000/metrics                       # Prometheus text: herta_calls_total{operation,outcome}, ...
 //! ```
 //!
 //! Logs go to stderr; `RUST_LOG` takes `tracing_subscriber::filter::Targets`
@@ -109,9 +110,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let rt = service::runtime();
-    let app =
-        service::app(&rt, Backend::new(args.latency)).expect("the runtime declares every resource");
+    // `GET /metrics` serves herta's metrics in Prometheus text format.
+    let (rt, app) =
+        service::observed(Backend::new(args.latency)).expect("the runtime declares every resource");
     let listener = match TcpListener::bind(args.addr).await {
         Ok(listener) => listener,
         Err(e) => {

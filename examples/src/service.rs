@@ -9,6 +9,7 @@
 //! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
+//! | `GET /metrics` | — | herta's metrics (`herta::metrics`) in Prometheus text format, through `metrics-exporter-prometheus` (only in the router of [`observed`]) |
 //!
 //! How a [`herta::Error`] becomes an HTTP response ([`error_response`]).
 //! Bodies are the service's own short texts (herta's messages go to the
@@ -63,6 +64,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
 use herta::{BindError, Classify, Context, Error, Outcome, Runtime};
+use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
@@ -434,6 +436,40 @@ pub fn app(runtime: &Runtime, backend: Arc<Backend>) -> Result<Router, BindError
         .route("/catalogue/{brand}", put(catalogue_route))
         .route("/stats", get(stats_route))
         .with_state(state))
+}
+
+/// The service with `GET /metrics`: its runtime ([`runtime()`]) and router
+/// ([`app`]), built and bound with a Prometheus recorder current, so that
+/// herta's metric handles record into it, and the route that renders it
+/// (text format 0.0.4). The recorder is this service's own, not the
+/// process-wide one: two services in one process (tests) never mix figures.
+///
+/// # Errors
+///
+/// The [`BindError`] of an operation whose contract the runtime cannot serve.
+pub fn observed(backend: Arc<Backend>) -> Result<(Runtime, Router), BindError> {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::with_local_recorder(&recorder, || {
+        let runtime = runtime();
+        let router = app(&runtime, backend)?.route(
+            "/metrics",
+            get(move || {
+                let handle = handle.clone();
+                async move {
+                    handle.run_upkeep();
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            HeaderValue::from_static("text/plain; version=0.0.4"),
+                        )],
+                        handle.render(),
+                    )
+                }
+            }),
+        );
+        Ok((runtime, router))
+    })
 }
 
 /// The request header that sets a request's deadline, in milliseconds from

@@ -44,8 +44,7 @@ impl Server {
 
     /// A server whose handlers work against `backend`.
     async fn start_with(backend: Arc<Backend>) -> Server {
-        let rt = service::runtime();
-        let app = service::app(&rt, Arc::clone(&backend)).unwrap();
+        let (rt, app) = service::observed(Arc::clone(&backend)).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();

@@ -171,6 +171,8 @@ impl Arbiter {
                 word: AtomicU64::new(u64::from(capacity) * UNIT),
                 peak_in_use: AtomicU32::new(0),
                 capacity,
+                #[cfg(feature = "metrics")]
+                gauges: None,
             })
             .collect();
         let track = budgets
@@ -207,6 +209,18 @@ impl Arbiter {
         let mut state = self.lock();
         for (t, limit) in state.track.iter_mut().zip(limits) {
             t.queue_limit = limit.unwrap_or(u32::MAX);
+        }
+    }
+
+    /// Gives each budget, by index, its metric gauges (feature `metrics`),
+    /// moved from then on at every change of its units or its queue.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn gauges(
+        &mut self,
+        gauges: impl IntoIterator<Item = crate::metrics::BudgetGauges>,
+    ) {
+        for (b, g) in self.budgets.iter_mut().zip(gauges) {
+            b.gauges = Some(g);
         }
     }
 

@@ -2,10 +2,11 @@
 //!
 //! Everything the runtime counts or reports about a call is an [`Event`],
 //! and [`Events::emit`] is the only place that turns an event into its
-//! effects: it bumps the event's counter in [`Counters`] (what
-//! [`Runtime::stats`](crate::Runtime::stats) reads) and emits its tracing
-//! event (see [`crate::trace`] for names, levels and fields). A new consumer
-//! of events, such as metrics, is added here, once, beside the two.
+//! effects: it bumps the event's counter in the operation's [`Counters`]
+//! (what [`Runtime::stats`](crate::Runtime::stats) sums), emits its tracing
+//! event (see [`crate::trace`] for names, levels and fields) and, with the
+//! `metrics` feature, records its metric (see `crate::metrics`). A new
+//! consumer of events is added here, once, beside these.
 //!
 //! `emit` is `#[inline(always)]` over an event built at the call site, so
 //! each use compiles to its own arm: a relaxed atomic add, then the tracing
@@ -13,9 +14,24 @@
 
 use crate::contract::Contract;
 use crate::error::Busy;
+use crate::metrics::AttemptClock;
+#[cfg(feature = "metrics")]
+use crate::metrics::{Ended, OpMetrics};
 use crate::outcome::Outcome;
 use crate::stats::Counters;
 use crate::trace::{self, Stage, Wait, Waited};
+
+/// With the `metrics` feature, runs `$body` with `$m` the sink's
+/// [`OpMetrics`]; without it, expands to nothing.
+macro_rules! metric {
+    ($events:expr, $m:ident => $body:expr) => {
+        #[cfg(feature = "metrics")]
+        {
+            let $m = $events.metrics;
+            $body;
+        }
+    };
+}
 
 /// Something that happened to a call.
 #[derive(Debug)]
@@ -63,7 +79,13 @@ pub(crate) enum Event<'a> {
     /// The call returned the handler's value.
     Succeeded,
     /// The call's last attempt failed or ran past its timeout.
-    Failed,
+    Failed {
+        /// The last attempt's outcome.
+        outcome: Outcome,
+    },
+    /// An attempt that began at `clock` ended, however it ended (not
+    /// counted; timed, with the `metrics` feature).
+    AttemptEnded(AttemptClock),
     /// The runtime's retry budget refused the retry after attempt number
     /// `attempt`: the call returns that attempt's error.
     RetryDenied {
@@ -89,19 +111,38 @@ pub(crate) enum Event<'a> {
     },
 }
 
-/// Where a call's events go: the runtime's counters and the tracing events,
-/// for one contract.
+/// Where a call's events go: the operation's counters, the tracing events
+/// and (feature `metrics`) its metrics, for one contract.
 #[derive(Clone, Copy)]
 pub(crate) struct Events<'a> {
     counters: &'a Counters,
     contract: &'static Contract,
+    #[cfg(feature = "metrics")]
+    metrics: &'a OpMetrics,
 }
 
 impl<'a> Events<'a> {
-    /// The sink of `contract`'s calls on a runtime with these counters.
+    /// The sink of `contract`'s calls, counting in these counters.
+    #[cfg(not(feature = "metrics"))]
     #[inline(always)]
     pub(crate) fn new(counters: &'a Counters, contract: &'static Contract) -> Self {
         Events { counters, contract }
+    }
+
+    /// The sink of `contract`'s calls, counting in these counters and
+    /// recording these metrics.
+    #[cfg(feature = "metrics")]
+    #[inline(always)]
+    pub(crate) fn new(
+        counters: &'a Counters,
+        contract: &'static Contract,
+        metrics: &'a OpMetrics,
+    ) -> Self {
+        Events {
+            counters,
+            contract,
+            metrics,
+        }
     }
 
     /// Counts `event` and reports it.
@@ -112,6 +153,7 @@ impl<'a> Events<'a> {
         match event {
             Event::Admitted => Counters::bump(&c.admitted),
             Event::Stopping(stage) => {
+                metric!(self, m => m.ended(Ended::Stopping));
                 Counters::bump(match stage {
                     Stage::Admission => &c.refused_stopping,
                     Stage::Key | Stage::Budgets => &c.stopped_waiting,
@@ -119,12 +161,20 @@ impl<'a> Events<'a> {
                 trace::stopping(stage);
             }
             Event::Throttled(busy) => {
+                metric!(self, m => m.ended(Ended::Throttled));
                 Counters::bump(&c.throttled);
                 trace::throttled(busy);
             }
-            Event::Waited(what, waited) => trace::waited(what, waited),
-            Event::Started => Counters::bump(&c.started),
+            Event::Waited(what, waited) => {
+                metric!(self, m => m.waited(what, waited));
+                trace::waited(what, waited);
+            }
+            Event::Started => {
+                metric!(self, m => m.attempt_started(false));
+                Counters::bump(&c.started);
+            }
             Event::Retrying { attempt } => {
+                metric!(self, m => m.attempt_started(true));
                 Counters::bump(&c.retried);
                 trace::retrying(attempt, max_attempts());
             }
@@ -132,25 +182,44 @@ impl<'a> Events<'a> {
                 trace::attempt_failed(outcome, attempt, max_attempts());
             }
             Event::TimedOut { outcome, attempt } => {
+                metric!(self, m => m.timed_out());
                 Counters::bump(&c.timed_out);
                 trace::timed_out(self.contract, outcome, attempt, max_attempts());
             }
             Event::Panicked { attempt } => {
+                metric!(self, m => m.panicked());
                 Counters::bump(&c.panicked);
                 trace::panicked(self.contract, attempt, max_attempts());
             }
             Event::Cancelled => {
+                metric!(self, m => m.cancelled());
                 Counters::bump(&c.cancelled);
                 trace::cancelled();
             }
-            Event::Succeeded => Counters::bump(&c.succeeded),
-            Event::Failed => Counters::bump(&c.failed),
+            Event::Succeeded => {
+                metric!(self, m => m.ended(Ended::Success));
+                Counters::bump(&c.succeeded);
+            }
+            Event::Failed { outcome } => {
+                metric!(self, m => m.ended(Ended::Failed(outcome)));
+                let _ = outcome;
+                Counters::bump(&c.failed);
+            }
+            Event::AttemptEnded(clock) => {
+                metric!(self, m => m.attempt_ended(clock));
+                let _ = clock;
+            }
             Event::RetryDenied { attempt } => {
+                metric!(self, m => m.retry_denied());
                 Counters::bump(&c.retries_denied);
                 trace::retry_denied(self.contract, attempt, max_attempts());
             }
-            Event::BackingOff { delay, attempt } => trace::backing_off(delay, attempt),
+            Event::BackingOff { delay, attempt } => {
+                metric!(self, m => m.backing_off(delay));
+                trace::backing_off(delay, attempt);
+            }
             Event::DeadlineExceeded { outcome, attempts } => {
+                metric!(self, m => m.ended(Ended::Deadline));
                 Counters::bump(&c.deadline_exceeded);
                 trace::deadline_exceeded(self.contract, outcome, attempts);
             }

@@ -75,8 +75,9 @@
 //! [failure semantics](guide::failure_semantics),
 //! [resource arbitration](guide::resource_arbitration),
 //! [architecture](guide::architecture),
-//! [what herta is not](guide::what_herta_is_not) and
-//! [operations that own state](guide::state).
+//! [what herta is not](guide::what_herta_is_not),
+//! [operations that own state](guide::state) and
+//! [observability](guide::observability) (stats, metrics, one log line per call).
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -91,6 +92,11 @@ mod events;
 mod gate;
 mod keys;
 mod loom;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
+#[cfg(not(feature = "metrics"))]
+mod metrics;
 mod operation;
 mod outcome;
 mod resource;
@@ -125,6 +131,8 @@ pub mod guide {
     pub mod what_herta_is_not {}
     #[doc = include_str!("../docs/state.md")]
     pub mod state {}
+    #[doc = include_str!("../docs/observability.md")]
+    pub mod observability {}
 }
 
 pub use context::Context;
@@ -317,4 +325,4 @@ pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{Runtime, RuntimeBuilder};
-pub use stats::{ResourceStats, Stats};
+pub use stats::{OperationStats, ResourceStats, Stats};

@@ -13,7 +13,7 @@ use crate::keys::KeyTable;
 use crate::resource::Resource;
 use crate::retry::budget::{Bucket, RetryBudget};
 use crate::retry::random::JitterSource;
-use crate::stats::{Counters, ResourceStats, Stats};
+use crate::stats::{Registry, ResourceStats, Stats};
 
 /// The execution authority operations are bound to: named budgets, key
 /// spaces, the admission gate and the stats.
@@ -56,8 +56,9 @@ pub(crate) struct Inner {
     pub(crate) arbiter: Arbiter,
     /// Admission and drain.
     pub(crate) gate: Gate,
-    /// What [`Runtime::stats`] reports, bumped through [`crate::events`].
-    pub(crate) counters: Counters,
+    /// Every bound operation's counters, bumped through [`crate::events`]:
+    /// what [`Runtime::stats`] sums.
+    pub(crate) operations: Registry,
     /// Key spaces by name (`operation:…` or `scope:…`).
     key_spaces: Mutex<HashMap<String, KeySpace>>,
     /// Where backoff jitter draws from.
@@ -168,7 +169,7 @@ impl Runtime {
             })
             .collect();
         inner
-            .counters
+            .operations
             .stats(inner.gate.in_flight(), keys, resources)
     }
 
@@ -280,12 +281,18 @@ impl RuntimeBuilder {
         }
         let mut arbiter = Arbiter::new(self.resources.iter().map(Resource::capacity));
         arbiter.limit_queues(self.resources.iter().map(Resource::queue_limit));
+        #[cfg(feature = "metrics")]
+        arbiter.gauges(
+            self.resources
+                .iter()
+                .map(crate::metrics::BudgetGauges::register),
+        );
         Ok(Runtime {
             inner: Arc::new(Inner {
                 arbiter,
                 resources: self.resources,
                 gate: Gate::new(),
-                counters: Counters::default(),
+                operations: Registry::default(),
                 key_spaces: Mutex::new(HashMap::new()),
                 jitter: JitterSource::new(self.jitter_seed),
                 retry_budget: self.retry_budget.as_ref().map(Bucket::new),

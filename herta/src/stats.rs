@@ -1,9 +1,16 @@
 //! [`Stats`]: what a runtime has done so far, and every budget's figures now;
-//! and [`Counters`], the atomic counters behind it (bumped only through the
+//! [`OperationStats`], the same counters for one operation; and
+//! [`Counters`], the atomic counters behind them (bumped only through the
 //! event sink, [`crate::events`]).
+//!
+//! Every bound operation counts into its own [`Counters`] (one allocation,
+//! shared by the clones of that binding, so calls of different operations
+//! never bump one shared cache line); the runtime keeps a [`Registry`] of
+//! them and sums them when [`Runtime::stats`](crate::Runtime::stats) reads.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// What the runtime has done so far, and every budget's figures now.
 ///
@@ -71,16 +78,100 @@ pub struct Stats {
     /// deadline (contract `deadline` or a `herta::deadline` scope) passed
     /// while they waited or ran.
     pub deadline_exceeded: u64,
+    /// The same counters for each operation bound to the runtime, by
+    /// operation name (the contract's `name`, else the function's name),
+    /// sorted by name. Two bindings of one name are one entry (their sum);
+    /// each runtime-wide counter above is the sum of its operations'.
+    pub operations: Vec<OperationStats>,
+}
+
+/// What the calls of one operation have done so far: the counters of
+/// [`Stats`], with the same names and relations, for this operation alone.
+///
+/// `admitted - finished` is its calls in flight once no call is between
+/// two steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OperationStats {
+    /// The operation's name (the contract's `name`, else the function's).
+    pub name: &'static str,
+    /// Calls that passed the admission gate.
+    pub admitted: u64,
+    /// Calls refused at the gate because the runtime is stopping.
+    pub refused_stopping: u64,
+    /// Admitted calls that returned the handler's value.
+    pub succeeded: u64,
+    /// Admitted calls whose last attempt failed or ran past its timeout.
+    pub failed: u64,
+    /// Admitted calls that found their key or a budget busy and ran nothing.
+    pub throttled: u64,
+    /// Admitted calls withdrawn by shutdown while waiting.
+    pub stopped_waiting: u64,
+    /// Admitted calls whose future was dropped before it completed.
+    pub cancelled: u64,
+    /// Admitted calls whose handler panicked.
+    pub panicked: u64,
+    /// Admitted calls that ended with `Error::DeadlineExceeded`.
+    pub deadline_exceeded: u64,
+    /// Admitted calls that ended, however they ended: the sum of the seven
+    /// counters above it, from `succeeded` on.
+    pub finished: u64,
+    /// Calls that began their first attempt.
+    pub started: u64,
+    /// Attempts beyond the first.
+    pub retried: u64,
+    /// Attempts that ran past the contract's timeout.
+    pub timed_out: u64,
+    /// Calls whose next retry the runtime's retry budget refused.
+    pub retries_denied: u64,
+}
+
+/// One line: `name: admitted A, finished F`, then every other counter that
+/// is not zero, in the order of the fields:
+///
+/// ```text
+/// render: admitted 9, finished 9, succeeded 6, failed 1, throttled 2, started 7, retried 2
+/// ```
+impl fmt::Display for OperationStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: admitted {}, finished {}",
+            self.name, self.admitted, self.finished
+        )?;
+        let others = [
+            ("refused (stopping)", self.refused_stopping),
+            ("succeeded", self.succeeded),
+            ("failed", self.failed),
+            ("throttled", self.throttled),
+            ("stopped waiting", self.stopped_waiting),
+            ("cancelled", self.cancelled),
+            ("panicked", self.panicked),
+            ("deadline exceeded", self.deadline_exceeded),
+            ("started", self.started),
+            ("retried", self.retried),
+            ("timed out", self.timed_out),
+            ("retries denied", self.retries_denied),
+        ];
+        for (what, n) in others.into_iter().filter(|(_, n)| *n != 0) {
+            write!(f, ", {what} {n}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Three lines of counters (calls, how admitted calls ended, attempts),
-/// then one line per budget:
+/// then one line per budget, then one line per operation (see
+/// [`OperationStats`]'s `Display`), indented under `operations:`:
 ///
 /// ```text
 /// calls: admitted 9, refused (stopping) 0, in flight 0, keys 0
 /// ended: succeeded 6, failed 1, throttled 1, stopped waiting 0, cancelled 0, panicked 0, deadline exceeded 0
 /// attempts: started 8, retried 2, timed out 0, retries denied 0
 /// worker: 0 of 4 in use, 0 waiting, peak 4
+/// operations:
+///   charge: admitted 2, finished 2, succeeded 1, throttled 1, started 1
+///   render: admitted 7, finished 7, succeeded 5, failed 1, started 7, retried 2
 /// ```
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -116,6 +207,12 @@ impl fmt::Display for Stats {
                 write!(f, ", queue limit {limit}")?;
             }
         }
+        if !self.operations.is_empty() {
+            write!(f, "\noperations:")?;
+        }
+        for op in &self.operations {
+            write!(f, "\n  {op}")?;
+        }
         Ok(())
     }
 }
@@ -124,6 +221,12 @@ impl Stats {
     /// The figures of the resource named `name`.
     pub fn resource(&self, name: &str) -> Option<&ResourceStats> {
         self.resources.iter().find(|r| r.name == name)
+    }
+
+    /// The figures of the operation named `name` (`None` if no operation
+    /// of that name was ever bound to the runtime).
+    pub fn operation(&self, name: &str) -> Option<&OperationStats> {
+        self.operations.iter().find(|o| o.name == name)
     }
 }
 
@@ -147,8 +250,10 @@ pub struct ResourceStats {
     pub queue_limit: Option<u32>,
 }
 
-/// The runtime's event counters: one relaxed atomic per [`Stats`] counter.
+/// One operation's event counters: one relaxed atomic per [`Stats`]
+/// counter, on cache lines of their own.
 #[derive(Default)]
+#[repr(align(128))]
 pub(crate) struct Counters {
     pub(crate) admitted: AtomicU64,
     pub(crate) refused_stopping: AtomicU64,
@@ -172,50 +277,130 @@ impl Counters {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The counters read now, one by one (relaxed), with the figures read
-    /// elsewhere: calls in flight, keys, and every budget.
+    /// The counters read now, one by one (relaxed), as an operation's
+    /// figures.
+    fn read(&self, name: &'static str) -> OperationStats {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut op = OperationStats {
+            name,
+            admitted: load(&self.admitted),
+            refused_stopping: load(&self.refused_stopping),
+            succeeded: load(&self.succeeded),
+            failed: load(&self.failed),
+            throttled: load(&self.throttled),
+            stopped_waiting: load(&self.stopped_waiting),
+            cancelled: load(&self.cancelled),
+            panicked: load(&self.panicked),
+            deadline_exceeded: load(&self.deadline_exceeded),
+            finished: 0,
+            started: load(&self.started),
+            retried: load(&self.retried),
+            timed_out: load(&self.timed_out),
+            retries_denied: load(&self.retries_denied),
+        };
+        op.finished = op.succeeded
+            + op.failed
+            + op.throttled
+            + op.stopped_waiting
+            + op.cancelled
+            + op.panicked
+            + op.deadline_exceeded;
+        op
+    }
+}
+
+impl OperationStats {
+    /// Adds `other`'s counters to these.
+    fn add(&mut self, other: &OperationStats) {
+        self.admitted += other.admitted;
+        self.refused_stopping += other.refused_stopping;
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        self.throttled += other.throttled;
+        self.stopped_waiting += other.stopped_waiting;
+        self.cancelled += other.cancelled;
+        self.panicked += other.panicked;
+        self.deadline_exceeded += other.deadline_exceeded;
+        self.finished += other.finished;
+        self.started += other.started;
+        self.retried += other.retried;
+        self.timed_out += other.timed_out;
+        self.retries_denied += other.retries_denied;
+    }
+}
+
+/// Every binding's [`Counters`], by operation name: what
+/// [`Runtime::stats`](crate::Runtime::stats) sums.
+#[derive(Default)]
+pub(crate) struct Registry {
+    bound: Mutex<Vec<(&'static str, Arc<Counters>)>>,
+}
+
+impl Registry {
+    /// The counters of a new binding of `operation`: a set left by a
+    /// dropped binding of the same name if there is one (its counts go on
+    /// adding up under that name), else a new one. So binding per request
+    /// does not grow the registry beyond the bindings alive at once.
+    pub(crate) fn counters(&self, operation: &'static str) -> Arc<Counters> {
+        let mut bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
+        // Only the registry holds a set whose bindings are all dropped, and
+        // only the registry (under this lock) hands it out again.
+        if let Some((_, free)) = bound
+            .iter()
+            .find(|(name, c)| *name == operation && Arc::strong_count(c) == 1)
+        {
+            return Arc::clone(free);
+        }
+        let counters = Arc::new(Counters::default());
+        bound.push((operation, Arc::clone(&counters)));
+        counters
+    }
+
+    /// The counters read now, summed per operation name and over all, with
+    /// the figures read elsewhere: calls in flight, keys, and every budget.
     pub(crate) fn stats(
         &self,
         in_flight: u64,
         keys: usize,
         resources: Vec<ResourceStats>,
     ) -> Stats {
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let (succeeded, failed, throttled) = (
-            load(&self.succeeded),
-            load(&self.failed),
-            load(&self.throttled),
-        );
-        let (stopped_waiting, cancelled, panicked) = (
-            load(&self.stopped_waiting),
-            load(&self.cancelled),
-            load(&self.panicked),
-        );
-        let deadline_exceeded = load(&self.deadline_exceeded);
+        let mut operations: Vec<OperationStats> = Vec::new();
+        for (name, counters) in self
+            .bound
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            let read = counters.read(name);
+            match operations.iter_mut().find(|o| o.name == *name) {
+                Some(op) => op.add(&read),
+                None => operations.push(read),
+            }
+        }
+        operations.sort_by_key(|o| o.name);
+        let mut all = Counters::default().read("");
+        for op in &operations {
+            all.add(op);
+        }
         Stats {
-            admitted: load(&self.admitted),
-            refused_stopping: load(&self.refused_stopping),
-            succeeded,
-            failed,
-            throttled,
-            stopped_waiting,
-            cancelled,
-            panicked,
-            finished: succeeded
-                + failed
-                + throttled
-                + stopped_waiting
-                + cancelled
-                + panicked
-                + deadline_exceeded,
-            started: load(&self.started),
-            retried: load(&self.retried),
-            timed_out: load(&self.timed_out),
+            admitted: all.admitted,
+            refused_stopping: all.refused_stopping,
+            succeeded: all.succeeded,
+            failed: all.failed,
+            throttled: all.throttled,
+            stopped_waiting: all.stopped_waiting,
+            cancelled: all.cancelled,
+            panicked: all.panicked,
+            finished: all.finished,
+            started: all.started,
+            retried: all.retried,
+            timed_out: all.timed_out,
             in_flight,
             keys,
             resources,
-            retries_denied: load(&self.retries_denied),
-            deadline_exceeded,
+            retries_denied: all.retries_denied,
+            deadline_exceeded: all.deadline_exceeded,
+            operations,
         }
     }
 }

@@ -10,7 +10,7 @@
 //!
 //! | span or event (message) | level | fields |
 //! |---|---|---|
-//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, truncated to 64 characters; without `show_key`, key values are never recorded) |
+//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, truncated to 64 characters; without `show_key`, key values are never recorded); recorded when the call ends: `attempts` (attempts run, 0 if none), `outcome` (`success`, `transient`, `uncertain`, `permanent`, `throttled`, `stopping`, `deadline`, `cancelled`, `panicked`: the labels of the `metrics` feature) and `duration_ms` (f64, from the call to its end) |
 //! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
 //! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
 //! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |
@@ -24,7 +24,14 @@
 //!
 //! `WARN` events name the `operation` themselves, so they say where they come
 //! from even when the subscriber filters the `DEBUG` span out. A successful
-//! uncontended call emits no event at all: only its span.
+//! uncontended call emits no event at all: only its span, which says how the
+//! call ended. So a `fmt` subscriber that logs span closes
+//! (`tracing_subscriber::fmt().with_span_events(FmtSpan::CLOSE)`) writes one
+//! line per call:
+//!
+//! ```text
+//! DEBUG herta.operation{operation="render" effect="Idempotent" attempts=2 outcome="success" duration_ms=12.5}: herta: close time.busy=… time.idle=…
+//! ```
 //!
 //! **Cost.** While no subscriber is installed (or one that filters `herta`
 //! out), each callsite is one relaxed atomic load: the span is not built, the
@@ -88,15 +95,67 @@ pub(crate) enum Wait {
     Budgets,
 }
 
+/// How long a call waited for its key or budgets, if it had to wait (what
+/// the tracing event and the metrics histogram report).
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waited(Option<tokio::time::Instant>);
+
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+impl Waited {
+    /// From the first `Pending` poll until now; `None` if it never waited.
+    #[inline]
+    pub(crate) fn elapsed(self) -> Option<std::time::Duration> {
+        self.0.map(|since| since.elapsed())
+    }
+}
+
+/// Awaits `fut`, noting when it began to wait if its first poll was
+/// `Pending` (the clock is read only then).
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+#[inline]
+pub(crate) async fn timed<F: std::future::Future>(fut: F) -> (F::Output, Waited) {
+    let mut fut = std::pin::pin!(fut);
+    let mut since = None;
+    let output = std::future::poll_fn(|cx| {
+        let poll = fut.as_mut().poll(cx);
+        if poll.is_pending() && since.is_none() {
+            since = Some(tokio::time::Instant::now());
+        }
+        poll
+    })
+    .await;
+    (output, Waited(since))
+}
+
+/// Nothing measured (neither `tracing` nor `metrics`).
+#[cfg(not(any(feature = "tracing", feature = "metrics")))]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Waited;
+
+#[cfg(not(any(feature = "tracing", feature = "metrics")))]
+impl Waited {
+    #[allow(dead_code)]
+    #[inline(always)]
+    pub(crate) fn elapsed(self) -> Option<std::time::Duration> {
+        None
+    }
+}
+
+#[cfg(not(any(feature = "tracing", feature = "metrics")))]
+#[inline(always)]
+pub(crate) async fn timed<F: std::future::Future>(fut: F) -> (F::Output, Waited) {
+    (fut.await, Waited)
+}
+
 #[cfg(feature = "tracing")]
 mod imp {
     use std::future::Future;
-    use std::pin::pin;
 
     use tokio::time::Instant;
     use tracing::{Instrument as _, Level};
 
-    use super::{Stage, Wait};
+    use super::{Stage, Wait, Waited};
     use crate::contract::Contract;
     use crate::error::Busy;
     use crate::outcome::Outcome;
@@ -108,10 +167,6 @@ mod imp {
 
     /// The span of one call.
     pub(crate) type CallSpan = tracing::Span;
-
-    /// When a wait began, if the first poll found it `Pending`.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) struct Waited(Option<Instant>);
 
     /// Opens the call's span; describes the key only when the span is enabled.
     #[inline]
@@ -127,6 +182,9 @@ mod imp {
             operation = contract.operation(),
             effect = contract.effect().name(),
             key = tracing::field::Empty,
+            attempts = tracing::field::Empty,
+            outcome = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
         );
         if let (Some(key), Some(describe)) = (key, describe) {
             if !span.is_disabled() {
@@ -135,6 +193,61 @@ mod imp {
             }
         }
         span
+    }
+
+    /// What the call's span records when the call ends: when the call
+    /// began, only if its span is enabled (the clock is read only then), and
+    /// the attempts made so far. It holds no span (no drop glue): the end is
+    /// recorded on the current span, which is the call's (the call's future
+    /// runs inside it, polled and dropped).
+    pub(crate) struct Ending {
+        since: Option<Instant>,
+        attempts: u32,
+    }
+
+    impl Ending {
+        /// The ending of the call whose span is `span`.
+        #[inline]
+        pub(crate) fn new(span: &CallSpan) -> Self {
+            Ending {
+                since: if span.is_disabled() {
+                    None
+                } else {
+                    Some(Instant::now())
+                },
+                attempts: 0,
+            }
+        }
+
+        /// Attempt number `attempt` is about to run.
+        #[inline(always)]
+        pub(crate) fn attempt(&mut self, attempt: u32) {
+            self.attempts = attempt;
+        }
+
+        /// Records `attempts`, `outcome` and `duration_ms` on the span.
+        #[inline(always)]
+        pub(crate) fn end(&self, outcome: &'static str) {
+            self.end_with(|| outcome);
+        }
+
+        /// [`end`](Self::end), the outcome worked out only if the span is
+        /// enabled.
+        #[inline(always)]
+        pub(crate) fn end_with(&self, outcome: impl FnOnce() -> &'static str) {
+            if let Some(since) = self.since {
+                record_end(outcome(), self.attempts, since);
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_end(outcome: &'static str, attempts: u32, since: Instant) {
+        let span = tracing::Span::current();
+        span.record("attempts", attempts);
+        span.record("outcome", outcome);
+        span.record("duration_ms", millis(since.elapsed()));
     }
 
     /// A key formatted only when displayed.
@@ -155,35 +268,18 @@ mod imp {
         fut.instrument(span)
     }
 
-    /// Awaits `fut`, noting when it began to wait if its first poll was
-    /// `Pending` (the clock is read only then).
-    #[inline]
-    pub(crate) async fn timed<F: Future>(fut: F) -> (F::Output, Waited) {
-        let mut fut = pin!(fut);
-        let mut since = None;
-        let output = std::future::poll_fn(|cx| {
-            let poll = fut.as_mut().poll(cx);
-            if poll.is_pending() && since.is_none() {
-                since = Some(Instant::now());
-            }
-            poll
-        })
-        .await;
-        (output, Waited(since))
-    }
-
     /// `waited for key` / `waited for budgets`, if the call waited at all.
     #[inline]
     pub(crate) fn waited(what: Wait, waited: Waited) {
-        if let Some(since) = waited.0 {
-            waited_since(what, since);
+        if let Some(elapsed) = waited.elapsed() {
+            waited_for(what, elapsed);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn waited_since(what: Wait, since: Instant) {
-        let wait_ms = millis(since.elapsed());
+    fn waited_for(what: Wait, elapsed: std::time::Duration) {
+        let wait_ms = millis(elapsed);
         match what {
             Wait::Key => tracing::debug!(target: "herta", wait_ms, "waited for key"),
             Wait::Budgets => tracing::debug!(target: "herta", wait_ms, "waited for budgets"),
@@ -333,7 +429,7 @@ mod imp {
 
     use std::future::Future;
 
-    use super::{Stage, Wait};
+    use super::{Stage, Wait, Waited};
     use crate::contract::Contract;
     use crate::error::Busy;
     use crate::outcome::Outcome;
@@ -341,10 +437,6 @@ mod imp {
     /// No span.
     #[derive(Debug, Clone, Copy)]
     pub(crate) struct CallSpan;
-
-    /// Nothing measured.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) struct Waited;
 
     #[inline(always)]
     pub(crate) fn call_span<K>(
@@ -360,9 +452,20 @@ mod imp {
         fut
     }
 
-    #[inline(always)]
-    pub(crate) async fn timed<F: Future>(fut: F) -> (F::Output, Waited) {
-        (fut.await, Waited)
+    /// Nothing recorded.
+    pub(crate) struct Ending;
+
+    impl Ending {
+        #[inline(always)]
+        pub(crate) fn new(_: &CallSpan) -> Self {
+            Ending
+        }
+        #[inline(always)]
+        pub(crate) fn attempt(&mut self, _: u32) {}
+        #[inline(always)]
+        pub(crate) fn end(&self, _: &'static str) {}
+        #[inline(always)]
+        pub(crate) fn end_with(&self, _: impl FnOnce() -> &'static str) {}
     }
 
     #[inline(always)]

@@ -15,6 +15,10 @@ pub(super) struct Budget {
     pub(super) word: AtomicU64,
     pub(super) peak_in_use: AtomicU32,
     pub(super) capacity: u32,
+    /// Its `herta_budget_in_use` and `herta_budget_waiting` gauges, moved
+    /// on every change (feature `metrics`; set by `Arbiter::gauges`).
+    #[cfg(feature = "metrics")]
+    pub(super) gauges: Option<crate::metrics::BudgetGauges>,
 }
 
 pub(super) enum Fast {
@@ -26,6 +30,27 @@ pub(super) enum Fast {
 }
 
 impl Budget {
+    /// `units` were taken (`taken`) or given back: moves the in-use gauge.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    fn gauge_in_use(&self, units: u32, taken: bool) {
+        #[cfg(feature = "metrics")]
+        if let Some(g) = &self.gauges {
+            g.in_use(units, taken);
+        }
+    }
+
+    /// A waiter joined (`queued`) or left this budget's queue: moves the
+    /// waiting gauge.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    pub(super) fn gauge_waiting(&self, queued: bool) {
+        #[cfg(feature = "metrics")]
+        if let Some(g) = &self.gauges {
+            g.waiting(queued);
+        }
+    }
+
     /// Free units. Stable under the lock while `SLOW` is set.
     pub(super) fn free(&self) -> u32 {
         (self.word.load(Ordering::Acquire) >> 1) as u32
@@ -56,6 +81,7 @@ impl Budget {
             {
                 Ok(_) => {
                     self.note_peak(cur - need);
+                    self.gauge_in_use(units, true);
                     return Fast::Taken;
                 }
                 Err(seen) => cur = seen,
@@ -76,7 +102,10 @@ impl Budget {
                 .word
                 .compare_exchange(cur, cur + give, Ordering::Release, Ordering::Relaxed)
             {
-                Ok(_) => return true,
+                Ok(_) => {
+                    self.gauge_in_use(units, false);
+                    return true;
+                }
                 Err(seen) => cur = seen,
             }
         }
@@ -88,6 +117,7 @@ impl Budget {
             .word
             .fetch_sub(u64::from(units) * UNIT, Ordering::AcqRel);
         self.note_peak(before - u64::from(units) * UNIT);
+        self.gauge_in_use(units, true);
     }
 
     /// Under the lock (`SLOW` may be clear: the add is atomic either way).
@@ -99,6 +129,7 @@ impl Budget {
             ((before >> 1) + u64::from(units)) <= u64::from(self.capacity),
             "released more units than held"
         );
+        self.gauge_in_use(units, false);
     }
 
     pub(super) fn freeze(&self) {

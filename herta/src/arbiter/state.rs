@@ -163,6 +163,7 @@ impl State {
         for n in needs.iter() {
             let (t, b) = (&mut self.track[n.resource], &budgets[n.resource]);
             t.waiting += 1;
+            b.gauge_waiting(true);
             if t.waiting == 1 {
                 t.session = ticket;
                 t.untracked = b.capacity - b.free();
@@ -191,6 +192,7 @@ impl State {
         for n in needs {
             let t = &mut track[n.resource];
             t.waiting -= 1;
+            budgets[n.resource].gauge_waiting(false);
             if t.waiting == 0 {
                 t.session = 0;
                 t.untracked = 0;

@@ -16,7 +16,7 @@ use super::BoundInner;
 use crate::__private::ErrorSource;
 use crate::error::Error;
 use crate::events::Event;
-use crate::trace::Stage;
+use crate::trace::{Ending, Stage};
 
 /// One admitted call of a bound operation, counted out of the gate when
 /// dropped.
@@ -24,23 +24,33 @@ pub(crate) struct Admitted<'a, K: 'static> {
     bound: &'a BoundInner<K>,
     /// Set by `finish` only: a drop without it is a cancellation.
     completed: bool,
+    /// What the call's span records when it ends.
+    ending: Ending,
 }
 
 /// Counts a call of `bound` into its runtime's gate, or refuses it when the
-/// gate is closed.
+/// gate is closed (its span then records the refusal).
 #[inline]
-pub(crate) fn admit<K>(bound: &BoundInner<K>) -> Result<Admitted<'_, K>, Refusal> {
+pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted<'_, K>, Refusal> {
     if !bound.runtime.inner.gate.enter() {
+        ending.end("stopping");
         return Err(Refusal::Stopping(Stage::Admission));
     }
     bound.events().emit(Event::Admitted);
     Ok(Admitted {
         bound,
         completed: false,
+        ending,
     })
 }
 
 impl<K> Admitted<'_, K> {
+    /// Attempt number `attempt` is about to run (for the span's record).
+    #[inline(always)]
+    pub(crate) fn attempt(&mut self, attempt: u32) {
+        self.ending.attempt(attempt);
+    }
+
     /// Marks the call complete and gives the caller its result (a handler's
     /// panic resumes here, the call already counted out as finished, not
     /// cancelled).
@@ -51,6 +61,7 @@ impl<K> Admitted<'_, K> {
         chain: S,
     ) -> Result<T, Error<E>> {
         self.completed = true;
+        self.ending.end_with(|| ended::label(&end));
         ended::result(end, self.bound.events(), self.bound.contract, chain)
     }
 }
@@ -59,6 +70,7 @@ impl<K> Drop for Admitted<'_, K> {
     #[inline]
     fn drop(&mut self) {
         if !self.completed {
+            self.ending.end("cancelled");
             self.bound.events().emit(Event::Cancelled);
         }
         self.bound.runtime.inner.gate.exit();

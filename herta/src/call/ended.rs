@@ -78,6 +78,26 @@ impl<E> From<Refusal> for End<E> {
     }
 }
 
+/// How a call that ended with `end` ended, as one word: the span's `outcome`
+/// and the `outcome` label of the `metrics` feature (see `herta::trace` and
+/// `herta::metrics`).
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
+    match end {
+        Ok(_) => "success",
+        Err(End::Failed { outcome, .. } | End::TimedOut { outcome, .. }) => match outcome {
+            Outcome::Transient => "transient",
+            Outcome::Uncertain => "uncertain",
+            Outcome::Throttled => "throttled",
+            _ => "permanent",
+        },
+        Err(End::Refused(Refusal::Throttled(_))) => "throttled",
+        Err(End::Refused(Refusal::Stopping(_))) => "stopping",
+        Err(End::Refused(Refusal::DeadlineExceeded) | End::DeadlineExceeded { .. }) => "deadline",
+        Err(End::Panicked(_)) => "panicked",
+    }
+}
+
 /// The caller's result of a call that ended with `end`: counts and traces a
 /// refusal, and resumes a handler's panic unchanged.
 #[inline(always)]
@@ -111,7 +131,7 @@ fn error<E>(
             attempts,
             source,
         } => {
-            events.emit(Event::Failed);
+            events.emit(Event::Failed { outcome });
             Error::Failed {
                 operation,
                 outcome,
@@ -121,7 +141,7 @@ fn error<E>(
             }
         }
         End::TimedOut { outcome, attempts } => {
-            events.emit(Event::Failed);
+            events.emit(Event::Failed { outcome });
             Error::TimedOut {
                 operation,
                 timeout: contract.timeout().unwrap_or_default(),

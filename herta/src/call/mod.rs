@@ -69,8 +69,10 @@ use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
 use crate::events::{Event, Events};
 use crate::keys::KeyTable;
+use crate::metrics;
 use crate::outcome::{Admission, Outcome};
 use crate::runtime::Runtime;
+use crate::stats::Counters;
 use crate::trace;
 use ended::End;
 use table_key::{KeyOps, TableKey};
@@ -104,6 +106,12 @@ struct BoundInner<K: 'static> {
     describe_key: Option<fn(&K) -> String>,
     /// Whether the contract declares `max_wait` or `deadline`.
     limited: bool,
+    /// This binding's counters (its own allocation, also in the runtime's
+    /// registry, which sums them by operation name).
+    counters: Arc<Counters>,
+    /// This binding's metric handles (feature `metrics`), taken at bind.
+    #[cfg(feature = "metrics")]
+    metrics: crate::metrics::OpMetrics,
 }
 
 impl<K: 'static> Clone for Bound<K> {
@@ -159,6 +167,9 @@ impl<K: 'static> Bound<K> {
                     .filter(KeySpec::shows_key)
                     .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
+                counters: runtime.inner.operations.counters(contract.operation()),
+                #[cfg(feature = "metrics")]
+                metrics: crate::metrics::OpMetrics::register(contract.operation()),
             }),
         })
     }
@@ -216,7 +227,12 @@ impl<K: 'static> Bound<K> {
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        trace::instrument(self.run(key, classify, retry_after, chain, attempt), span).await
+        let ending = trace::Ending::new(&span);
+        trace::instrument(
+            self.run(key, classify, retry_after, chain, attempt, ending),
+            span,
+        )
+        .await
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -231,6 +247,7 @@ impl<K: 'static> Bound<K> {
         retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
         chain: S,
         mut handler: F,
+        ending: trace::Ending,
     ) -> CallResult<Fut>
     where
         F: FnMut(Context) -> Fut,
@@ -241,7 +258,7 @@ impl<K: 'static> Bound<K> {
         let inner = &*self.inner;
         let rt = &*inner.runtime.inner;
         let contract = inner.contract;
-        let call = match admit::admit(inner) {
+        let mut call = match admit::admit(inner, ending) {
             Ok(call) => call,
             Err(refused) => {
                 return ended::result(Err(refused.into()), inner.events(), contract, chain)
@@ -252,6 +269,7 @@ impl<K: 'static> Bound<K> {
             stages!(
                 limits,
                 inner,
+                call,
                 rt,
                 contract,
                 key,
@@ -263,6 +281,7 @@ impl<K: 'static> Bound<K> {
             stages!(
                 waiting::Limits::NONE,
                 inner,
+                call,
                 rt,
                 contract,
                 key,
@@ -284,6 +303,11 @@ impl<K: 'static> BoundInner<K> {
     /// The event sink of this operation's calls.
     #[inline(always)]
     fn events(&self) -> Events<'_> {
-        Events::new(&self.runtime.inner.counters, self.contract)
+        Events::new(
+            &self.counters,
+            self.contract,
+            #[cfg(feature = "metrics")]
+            &self.metrics,
+        )
     }
 }

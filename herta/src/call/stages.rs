@@ -27,7 +27,7 @@ macro_rules! stage {
 /// The stages from the key to the last attempt, bounded by `$limits`; the
 /// value is how the call ended (`Result<_, End<_>>`).
 macro_rules! stages {
-    ($limits:expr, $inner:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident) => {
+    ($limits:expr, $inner:ident, $call:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident) => {
 'stages: {
             let admission = $contract.admission();
             let _key = match (&$inner.keys, $key) {
@@ -70,13 +70,16 @@ macro_rules! stages {
             backoff::first_attempt($rt, $contract);
             let mut attempt = 1;
             loop {
+                $call.attempt(attempt);
                 let ctx = attempts::context($contract, attempt, $limits.deadline);
                 let deadline = ctx.deadline;
+                let clock = metrics::AttemptClock::start();
                 let run = AssertUnwindSafe($handler(ctx)).catch_unwind();
                 let finished = match deadline {
                     Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
                     None => Some(run.await),
                 };
+                $inner.events().emit(Event::AttemptEnded(clock));
                 let missed = finished.is_none() && deadline == $limits.deadline;
                 match attempts::classified(
                     $contract,

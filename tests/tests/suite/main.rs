@@ -2,7 +2,7 @@
 //! file): each module is one area of behaviour, run with
 //! `cargo test -p herta-tests --test suite AREA::` (e.g. `deadline::`).
 //! Two areas are their own binaries: `--test allocation` installs a
-//! counting global allocator, and `--test tracing` installs subscribers
+//! counting global allocator, and `--test tracing` (spans and events, and one line per call) installs subscribers
 //! (tracing caches a callsite's interest process-wide, so its tests would
 //! see other tests' callsites).
 
@@ -23,6 +23,7 @@ mod hammer;
 mod handler_errors;
 mod key_space;
 mod keys;
+mod metrics;
 mod queue_limit;
 mod queue_scaling;
 mod retry;

@@ -66,3 +66,76 @@ async fn stats_count_each_way_a_call_can_end() {
     assert_eq!((slots.capacity, slots.peak_in_use), (1, 1));
     assert!(all_free(&rt));
 }
+
+#[herta::operation(effect = Pure, resources("slots" = 1), name = "lookup")]
+async fn find(x: u32) -> Result<u32, Failure<String>> {
+    if x == 0 {
+        return Err(Failure::permanent("zero".to_owned()));
+    }
+    Ok(x)
+}
+
+#[tokio::test(start_paused = true)]
+async fn stats_are_kept_per_operation_by_name_and_sum_to_the_runtime_wide_ones() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("slots", 1).with_queue_limit(8))
+        .build()
+        .unwrap();
+    let job = Job::bind(&rt).unwrap();
+    // Two bindings of one operation (and a clone) count under its name.
+    let (lookup, again) = (Find::bind(&rt).unwrap(), Find::bind(&rt).unwrap());
+    let probe = Probe::new();
+    probe.open(3);
+    job.call(probe.clone(), false).await.unwrap();
+    job.call(probe.clone(), true).await.unwrap_err();
+    lookup.call(1).await.unwrap();
+    again.clone().call(0).await.unwrap_err();
+    drop(again);
+    // A binding made after one was dropped goes on counting under the name.
+    Find::bind(&rt).unwrap().call(2).await.unwrap();
+
+    let s = rt.stats();
+    let names: Vec<_> = s.operations.iter().map(|o| o.name).collect();
+    assert_eq!(names, ["job", "lookup"]);
+    let j = s.operation("job").unwrap();
+    assert_eq!((j.admitted, j.finished, j.started, j.retried), (2, 2, 2, 1));
+    assert_eq!((j.succeeded, j.failed), (1, 1));
+    let l = s.operation("lookup").unwrap();
+    assert_eq!((l.admitted, l.finished, l.started, l.retried), (3, 3, 3, 0));
+    assert_eq!((l.succeeded, l.failed), (2, 1));
+    assert_eq!(s.admitted, j.admitted + l.admitted);
+    assert_eq!(s.succeeded, j.succeeded + l.succeeded);
+    assert_eq!(s.retried, j.retried + l.retried);
+    assert_eq!(s.finished, j.finished + l.finished);
+    assert_eq!(s.resource("slots").unwrap().queue_limit, Some(8));
+    assert!(s.operation("render").is_none());
+
+    // Readable, and pinned.
+    assert_eq!(
+        s.to_string(),
+        "calls: admitted 5, refused (stopping) 0, in flight 0, keys 0\n\
+         ended: succeeded 3, failed 2, throttled 0, stopped waiting 0, cancelled 0, panicked 0, \
+         deadline exceeded 0\n\
+         attempts: started 5, retried 1, timed out 0, retries denied 0\n\
+         slots: 0 of 1 in use, 0 waiting, peak 1, queue limit 8\n\
+         operations:\n  \
+         job: admitted 2, finished 2, succeeded 1, failed 1, started 2, retried 1\n  \
+         lookup: admitted 3, finished 3, succeeded 2, failed 1, started 3"
+    );
+}
+
+/// Binding per call does not grow the runtime's registry: a dropped
+/// binding's counters are taken by the next binding of the same name.
+#[tokio::test(start_paused = true)]
+async fn binding_per_call_reuses_the_dropped_bindings_counters() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("slots", 1))
+        .build()
+        .unwrap();
+    for i in 1..=1000 {
+        Find::bind(&rt).unwrap().call(i).await.unwrap();
+    }
+    let s = rt.stats();
+    assert_eq!(s.operations.len(), 1);
+    assert_eq!(s.operation("lookup").unwrap().succeeded, 1000);
+}

@@ -1,0 +1,271 @@
+//! What herta exports through the [`metrics`](https://docs.rs/metrics)
+//! crate facade: the `metrics` cargo feature (off by default).
+//!
+//! Install any recorder (Prometheus, OpenTelemetry, statsd, ...) **before**
+//! building the runtime and binding the operations: herta takes its
+//! handles from the facade once, when a [`Runtime`](crate::Runtime) is built
+//! (the budget gauges) and when an operation is bound (its counters and
+//! histograms), never per call and never from process-wide statics. So a
+//! recorder set with `metrics::set_global_recorder`, or one made current
+//! with `metrics::with_local_recorder` around `build` and `bind`, sees
+//! everything; calls themselves may run anywhere.
+//!
+//! Labels are `operation` (the contract's `name`, else the function's name),
+//! `outcome`, `stage` and `resource`: **never a key value**, so a million
+//! keys add no series. Durations are in **seconds** (f64).
+//!
+//! | metric | kind | labels | what it counts |
+//! |---|---|---|---|
+//! | `herta_calls_total` | counter | `operation`, `outcome` | calls by how they ended, once per call: `success`; `transient`, `uncertain`, `permanent`, `throttled` (the last attempt failed or timed out with that outcome); `throttled` (also: refused by `Reject`, `max_wait` or a full queue, having run nothing); `stopping` (refused or withdrawn because the runtime is stopping); `deadline` (`Error::DeadlineExceeded`). Cancelled and panicked calls are not here, only in their own counters |
+//! | `herta_attempts_total` | counter | `operation` | attempts run (first attempts and retries) |
+//! | `herta_retries_total` | counter | `operation` | attempts beyond the first |
+//! | `herta_retries_denied_total` | counter | `operation` | calls whose retry the runtime's [`RetryBudget`](crate::RetryBudget) refused |
+//! | `herta_timeouts_total` | counter | `operation` | attempts that ran past the contract's `timeout` |
+//! | `herta_cancelled_total` | counter | `operation` | admitted calls dropped before they completed |
+//! | `herta_panics_total` | counter | `operation` | attempts whose handler panicked |
+//! | `herta_wait_seconds` | histogram | `operation`, `stage` (`key`, `budgets`) | one sample per wait that ended in a grant, from the first poll that found the key (budgets) busy to the grant; a call that did not wait records nothing, a re-acquisition of the budgets after a backoff sleep is a `budgets` sample of its own. A wait that ended otherwise (`max_wait`, deadline, shutdown, cancellation) is counted by how the call ended, not sampled |
+//! | `herta_attempt_seconds` | histogram | `operation` | each attempt's duration, timed-out, panicking and deadline-dropped attempts included |
+//! | `herta_backoff_seconds` | histogram | `operation` | each backoff sleep started (the delay chosen: backoff, or the server's hint) |
+//! | `herta_budget_in_use` | gauge | `resource` | units held now |
+//! | `herta_budget_waiting` | gauge | `resource` | calls queued for the budget now |
+//! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built) |
+//!
+//! The gauges are updated on every change, by the budget's arbiter itself
+//! (increments and decrements, so concurrent changes never leave a stale
+//! value); every other metric is recorded by the call's event sink, beside
+//! the [`Stats`](crate::Stats) counters and the tracing events. Relations:
+//! `herta_attempts_total = started + retried` of the operation's
+//! [`OperationStats`](crate::OperationStats); `herta_calls_total` summed over
+//! outcomes is `finished - cancelled - panicked`.
+//!
+//! **Cost.** Each handle is a reference-counted pointer into the recorder;
+//! a call increments two counters, records one attempt duration (two clock
+//! reads) and moves its budgets' gauges. With the feature off, this module
+//! is empty and no metrics code is compiled into herta.
+//!
+//! ```
+//! # #[cfg(feature = "metrics")] {
+//! use herta::{Failure, Resource, Runtime};
+//! use metrics_util::debugging::DebuggingRecorder;
+//!
+//! #[herta::operation(effect = Idempotent, resources("worker" = 1))]
+//! async fn render(job: u32) -> Result<u32, Failure<std::io::Error>> {
+//!     Ok(job)
+//! }
+//!
+//! let recorder = DebuggingRecorder::new();
+//! let snapshotter = recorder.snapshotter();
+//! // Handles are taken at `build` and `bind`: the recorder must be current then.
+//! let (rt, op) = metrics::with_local_recorder(&recorder, || {
+//!     let rt = Runtime::builder().resource(Resource::new("worker", 2)).build().unwrap();
+//!     let op = Render::bind(&rt).unwrap();
+//!     (rt, op)
+//! });
+//! tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap()
+//!     .block_on(op.call(7)).unwrap();
+//! let calls = snapshotter.snapshot().into_vec().into_iter()
+//!     .find(|(key, ..)| key.key().name() == "herta_calls_total")
+//!     .map(|(key, ..)| key.key().labels().map(|l| l.value().to_owned()).collect::<Vec<_>>());
+//! assert_eq!(calls, Some(vec!["render".to_owned(), "success".to_owned()]));
+//! # drop(rt);
+//! # }
+//! ```
+
+#[cfg(feature = "metrics")]
+mod imp {
+    use ::metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
+    use tokio::time::Instant;
+
+    use crate::outcome::Outcome;
+    use crate::resource::Resource;
+    use crate::trace::{Wait, Waited};
+
+    /// How a call ended, as `herta_calls_total`'s `outcome` label.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum Ended {
+        Success,
+        /// The last attempt failed or timed out with this outcome.
+        Failed(Outcome),
+        Throttled,
+        Stopping,
+        Deadline,
+    }
+
+    const OUTCOMES: [&str; 7] = [
+        "success",
+        "transient",
+        "uncertain",
+        "permanent",
+        "throttled",
+        "stopping",
+        "deadline",
+    ];
+
+    impl Ended {
+        fn index(self) -> usize {
+            match self {
+                Ended::Success => 0,
+                Ended::Failed(Outcome::Transient) => 1,
+                Ended::Failed(Outcome::Uncertain) => 2,
+                Ended::Failed(Outcome::Permanent) => 3,
+                Ended::Failed(Outcome::Throttled) | Ended::Throttled => 4,
+                Ended::Stopping => 5,
+                Ended::Deadline => 6,
+                // A handler's `Success` outcome is normalized away before
+                // it gets here; count it as permanent if it ever does.
+                Ended::Failed(_) => 3,
+            }
+        }
+    }
+
+    /// One budget's `in_use` and `waiting` gauges, moved by the arbiter.
+    pub(crate) struct BudgetGauges {
+        in_use: Gauge,
+        waiting: Gauge,
+    }
+
+    impl BudgetGauges {
+        /// The gauges of `resource`, its capacity set now.
+        pub(crate) fn register(resource: &Resource) -> Self {
+            let name = resource.name();
+            gauge!("herta_budget_capacity", "resource" => name).set(resource.capacity());
+            BudgetGauges {
+                in_use: gauge!("herta_budget_in_use", "resource" => name),
+                waiting: gauge!("herta_budget_waiting", "resource" => name),
+            }
+        }
+
+        /// `units` more (or, `taken` false, fewer) held.
+        #[inline]
+        pub(crate) fn in_use(&self, units: u32, taken: bool) {
+            if taken {
+                self.in_use.increment(units);
+            } else {
+                self.in_use.decrement(units);
+            }
+        }
+
+        /// One more (or, `queued` false, one fewer) waiter.
+        #[inline]
+        pub(crate) fn waiting(&self, queued: bool) {
+            if queued {
+                self.waiting.increment(1);
+            } else {
+                self.waiting.decrement(1);
+            }
+        }
+    }
+
+    /// One operation's counters and histograms, registered at bind.
+    pub(crate) struct OpMetrics {
+        calls: [Counter; 7],
+        attempts: Counter,
+        retries: Counter,
+        retries_denied: Counter,
+        timeouts: Counter,
+        cancelled: Counter,
+        panics: Counter,
+        wait_key: Histogram,
+        wait_budgets: Histogram,
+        attempt: Histogram,
+        backoff: Histogram,
+    }
+
+    impl OpMetrics {
+        /// The handles of `operation`'s metrics, from the current recorder.
+        pub(crate) fn register(operation: &'static str) -> Self {
+            let op = operation;
+            OpMetrics {
+                calls: OUTCOMES.map(|outcome| {
+                    counter!("herta_calls_total", "operation" => op, "outcome" => outcome)
+                }),
+                attempts: counter!("herta_attempts_total", "operation" => op),
+                retries: counter!("herta_retries_total", "operation" => op),
+                retries_denied: counter!("herta_retries_denied_total", "operation" => op),
+                timeouts: counter!("herta_timeouts_total", "operation" => op),
+                cancelled: counter!("herta_cancelled_total", "operation" => op),
+                panics: counter!("herta_panics_total", "operation" => op),
+                wait_key: histogram!("herta_wait_seconds", "operation" => op, "stage" => "key"),
+                wait_budgets: histogram!(
+                    "herta_wait_seconds", "operation" => op, "stage" => "budgets"
+                ),
+                attempt: histogram!("herta_attempt_seconds", "operation" => op),
+                backoff: histogram!("herta_backoff_seconds", "operation" => op),
+            }
+        }
+
+        #[inline]
+        pub(crate) fn ended(&self, ended: Ended) {
+            self.calls[ended.index()].increment(1);
+        }
+        #[inline]
+        pub(crate) fn attempt_started(&self, retry: bool) {
+            self.attempts.increment(1);
+            if retry {
+                self.retries.increment(1);
+            }
+        }
+        #[inline]
+        pub(crate) fn retry_denied(&self) {
+            self.retries_denied.increment(1);
+        }
+        #[inline]
+        pub(crate) fn timed_out(&self) {
+            self.timeouts.increment(1);
+        }
+        #[inline]
+        pub(crate) fn cancelled(&self) {
+            self.cancelled.increment(1);
+        }
+        #[inline]
+        pub(crate) fn panicked(&self) {
+            self.panics.increment(1);
+        }
+        #[inline]
+        pub(crate) fn waited(&self, what: Wait, waited: Waited) {
+            if let Some(elapsed) = waited.elapsed() {
+                match what {
+                    Wait::Key => self.wait_key.record(elapsed),
+                    Wait::Budgets => self.wait_budgets.record(elapsed),
+                }
+            }
+        }
+        #[inline]
+        pub(crate) fn attempt_ended(&self, clock: AttemptClock) {
+            self.attempt.record(clock.0.elapsed());
+        }
+        #[inline]
+        pub(crate) fn backing_off(&self, delay: std::time::Duration) {
+            self.backoff.record(delay);
+        }
+    }
+
+    /// When an attempt began (tokio's clock: paused in tests).
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct AttemptClock(Instant);
+
+    impl AttemptClock {
+        #[inline]
+        pub(crate) fn start() -> Self {
+            AttemptClock(Instant::now())
+        }
+    }
+}
+
+#[cfg(not(feature = "metrics"))]
+mod imp {
+    //! Nothing: the feature is off.
+
+    /// No clock read.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) struct AttemptClock;
+
+    impl AttemptClock {
+        #[inline(always)]
+        pub(crate) fn start() -> Self {
+            AttemptClock
+        }
+    }
+}
+
+pub(crate) use imp::*;
