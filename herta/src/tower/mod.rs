@@ -42,7 +42,7 @@
 //!
 //! The error of a `poll_ready` refusal is not counted in
 //! [`Stats`](crate::Stats) (no call was made); a `call` after a close is
-//! counted in `rejected`, as with [`Operation::call_with`](crate::Operation::call_with).
+//! counted in `refused_stopping`, as with [`Operation::call_with`](crate::Operation::call_with).
 //!
 //! An operation with `#[state]` does not implement
 //! [`Operation`](crate::Operation) (its `bind_with` takes the state): serve

@@ -17,6 +17,7 @@ mod cancellation;
 mod cancellation_sweep;
 mod card;
 mod construction;
+mod contract_layer;
 mod deadline;
 mod error_chain;
 mod hammer;
