@@ -19,7 +19,11 @@ use crate::stats::{Registry, ResourceStats, Stats};
 /// spaces, the admission gate and the stats.
 ///
 /// A `Runtime` is a cheap handle (`Clone` is one reference-count increment);
-/// every clone refers to the same runtime. It is `Send + Sync`.
+/// every clone refers to the same runtime. It is `Send + Sync`. Every bound
+/// operation holds a clone, so dropping your handles neither closes the
+/// runtime nor cancels calls: stop it with [`close`](Runtime::close) or
+/// [`shutdown`](Runtime::shutdown). A runtime declares at least one
+/// resource ([`ConfigError::NoResources`] otherwise).
 ///
 /// ```
 /// use herta::{Failure, Runtime};
