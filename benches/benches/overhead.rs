@@ -18,7 +18,7 @@
 //! Before the timings, the bench prints heap allocations per call for each
 //! scenario (a counting global allocator).
 //!
-//! Short run: `cargo bench -p herta --bench overhead -- --quick`
+//! Short run: `cargo bench -p herta-benches --bench overhead -- --quick`
 //! (see BENCHMARKS.md for the full command and the figures).
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -11,7 +11,7 @@
 //! * `retry_overhead/backoff_budget`: the same with a runtime-wide
 //!   `RetryBudget` (a deposit and a withdrawal per call).
 //!
-//! `cargo bench -p herta --bench retry_overhead -- --quick`
+//! `cargo bench -p herta-benches --bench retry_overhead -- --quick`
 
 use std::hint::black_box;
 use std::time::Duration;
