@@ -44,7 +44,12 @@ pub enum Error<E> {
     },
     /// A `Reject` operation found its key or a budget busy, or a `Wait`
     /// operation waited its whole `max_wait` (or found a budget's queue
-    /// full); nothing ran and nothing is held.
+    /// full); nothing is held. Nothing ran, with one exception: a call
+    /// retrying with `backoff` gives its budgets back while it sleeps, and
+    /// if it cannot take them again (the same rules: `Reject` finds them
+    /// busy, `max_wait` — counted from admission — runs out, a queue is
+    /// full) it ends `Throttled` after attempts that did run (DESIGN §8.6;
+    /// `attempts()` still reads 0, and the attempts' own error is not kept).
     Throttled {
         /// The operation's name.
         operation: &'static str,
