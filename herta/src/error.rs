@@ -11,7 +11,6 @@ use crate::outcome::Outcome;
 /// `E` is the handler's own error type. [`Error::outcome`] gives the
 /// [`Outcome`] of any variant, so callers can branch on meaning rather than on
 /// messages.
-#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error<E> {
     /// The handler's last attempt failed with its own error.
@@ -82,6 +81,58 @@ pub enum Error<E> {
 
 /// One line naming the operation and what happened; the handler's error is
 /// the [`source`](std::error::Error::source), not part of the line.
+/// Every field but the hidden one that picks the error's `source()`.
+impl<E: fmt::Debug> fmt::Debug for Error<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Failed {
+                operation,
+                outcome,
+                attempts,
+                source,
+                chain: _,
+            } => f
+                .debug_struct("Failed")
+                .field("operation", operation)
+                .field("outcome", outcome)
+                .field("attempts", attempts)
+                .field("source", source)
+                .finish(),
+            Error::TimedOut {
+                operation,
+                timeout,
+                attempts,
+                outcome,
+            } => f
+                .debug_struct("TimedOut")
+                .field("operation", operation)
+                .field("timeout", timeout)
+                .field("attempts", attempts)
+                .field("outcome", outcome)
+                .finish(),
+            Error::Throttled { operation, busy } => f
+                .debug_struct("Throttled")
+                .field("operation", operation)
+                .field("busy", busy)
+                .finish(),
+            Error::Stopping { operation } => f
+                .debug_struct("Stopping")
+                .field("operation", operation)
+                .finish(),
+            Error::DeadlineExceeded {
+                operation,
+                attempts,
+                outcome,
+            } => f
+                .debug_struct("DeadlineExceeded")
+                .field("operation", operation)
+                .field("attempts", attempts)
+                .field("outcome", outcome)
+                .finish(),
+        }
+    }
+}
+
 impl<E> fmt::Display for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

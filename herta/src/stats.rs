@@ -160,14 +160,15 @@ impl fmt::Display for OperationStats {
     }
 }
 
-/// Three lines of counters (calls, how admitted calls ended, attempts),
+/// Three lines of counters (calls, how admitted calls ended, attempts: all
+/// of them, then the first attempts of calls (`started`) and the retries),
 /// then one line per budget, then one line per operation (see
 /// [`OperationStats`]'s `Display`), indented under `operations:`:
 ///
 /// ```text
 /// calls: admitted 9, refused (stopping) 0, in flight 0, keys 0
 /// ended: succeeded 6, failed 1, throttled 1, stopped waiting 0, cancelled 0, panicked 0, deadline exceeded 0
-/// attempts: started 8, retried 2, timed out 0, retries denied 0
+/// attempts: 10 (first 8, retried 2), timed out 0, retries denied 0
 /// worker: 0 of 4 in use, 0 waiting, peak 4
 /// operations:
 ///   charge: admitted 2, finished 2, succeeded 1, throttled 1, started 1
@@ -194,8 +195,12 @@ impl fmt::Display for Stats {
         )?;
         write!(
             f,
-            "attempts: started {}, retried {}, timed out {}, retries denied {}",
-            self.started, self.retried, self.timed_out, self.retries_denied
+            "attempts: {} (first {}, retried {}), timed out {}, retries denied {}",
+            self.started + self.retried,
+            self.started,
+            self.retried,
+            self.timed_out,
+            self.retries_denied
         )?;
         for r in &self.resources {
             write!(

@@ -84,3 +84,24 @@ async fn a_std_error_handler_is_the_source_as_before() {
         "and its own source, the io::Error"
     );
 }
+
+#[tokio::test]
+async fn debug_shows_the_fields_a_user_reads_and_nothing_internal() {
+    let rt = runtime();
+    let err = Typed::bind(&rt)
+        .unwrap()
+        .call(MISSING.to_owned())
+        .await
+        .unwrap_err();
+    let debug = format!("{err:?}");
+    assert!(
+        debug.starts_with("Failed { operation: \"typed\""),
+        "{debug}"
+    );
+    assert!(debug.contains("attempts: 1"), "{debug}");
+    assert!(debug.contains("source: "), "{debug}");
+    assert!(
+        !debug.contains("chain") && !debug.contains("SourceOf"),
+        "{debug}"
+    );
+}
