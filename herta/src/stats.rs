@@ -53,7 +53,10 @@ pub struct Stats {
     pub stopped_waiting: u64,
     /// Admitted calls whose future was dropped before it completed.
     pub cancelled: u64,
-    /// Admitted calls whose handler panicked (the panic propagated).
+    /// Admitted calls a panic ended (the panic propagated): their
+    /// handler's, one in code herta ran for them (the error type's
+    /// `Classify`, a key's `Hash`/`Eq`), or their caller's while it
+    /// awaited them.
     pub panicked: u64,
     /// Admitted calls that ended, however they ended: the sum of the six
     /// counters above it and `deadline_exceeded`.

@@ -4,7 +4,8 @@
 //! An admitted call is an [`Admitted`] guard, and [`Admitted::finish`] is the
 //! one place a call is marked complete (and counted by how it ended). The
 //! guard's drop counts the call out of the gate (waking a drain), on every
-//! path; a drop before `finish` is a cancellation.
+//! path; a drop before `finish` is a cancellation, or, while the thread
+//! panics, a panic (counted `panicked`).
 //!
 //! Cancel safety: admission never waits. Dropping the call future at any
 //! later point drops the guard after the later stages have released their
@@ -26,6 +27,8 @@ pub(crate) struct Admitted<'a, K: 'static> {
     completed: bool,
     /// What the call's span records when it ends.
     ending: Ending,
+    /// The attempt running or last run (0 before the first).
+    attempt: u32,
 }
 
 /// Counts a call of `bound` into its runtime's gate, or refuses it when the
@@ -41,6 +44,7 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
         bound,
         completed: false,
         ending,
+        attempt: 0,
     })
 }
 
@@ -48,6 +52,7 @@ impl<K> Admitted<'_, K> {
     /// Attempt number `attempt` is about to run (for the span's record).
     #[inline(always)]
     pub(crate) fn attempt(&mut self, attempt: u32) {
+        self.attempt = attempt;
         self.ending.attempt(attempt);
     }
 
@@ -70,8 +75,18 @@ impl<K> Drop for Admitted<'_, K> {
     #[inline]
     fn drop(&mut self) {
         if !self.completed {
-            self.ending.end("cancelled");
-            self.bound.events().emit(Event::Cancelled);
+            if std::thread::panicking() {
+                // A panic ended the call before `finish`: one in code herta
+                // runs for it (the error type's `Classify`, a key's `Hash`
+                // or `Eq`), or the caller's own, unwinding through the
+                // awaiting task. Not a cancellation.
+                self.ending.end("panicked");
+                let attempt = self.attempt;
+                self.bound.events().emit(Event::Panicked { attempt });
+            } else {
+                self.ending.end("cancelled");
+                self.bound.events().emit(Event::Cancelled);
+            }
         }
         self.bound.runtime.inner.gate.exit();
     }

@@ -130,3 +130,33 @@ async fn a_panic_releases_key_and_budget_and_propagates_unchanged() {
     probe.open(1);
     Hold::bind(&rt).unwrap().call(9, probe).await.unwrap();
 }
+
+/// An error type whose classification itself panics.
+#[derive(Debug)]
+struct Unclassifiable;
+
+impl herta::Classify for Unclassifiable {
+    fn outcome(&self) -> herta::Outcome {
+        panic!("{} classify bug", common::DELIBERATE);
+    }
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), retry(on = Transient, max = 3))]
+async fn misclassified() -> Result<(), Unclassifiable> {
+    Err(Unclassifiable)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_in_classify_is_counted_as_a_panic_not_a_cancellation() {
+    common::quiet_deliberate_panics();
+    let rt = runtime();
+    let op = Misclassified::bind(&rt).unwrap();
+    let joined = tokio::spawn(async move { op.call().await }).await;
+    let panic = joined.unwrap_err().into_panic();
+    let message = panic.downcast_ref::<String>().expect("a formatted payload");
+    assert!(message.ends_with("classify bug"), "{message}");
+    assert!(all_free(&rt));
+    let stats = rt.stats();
+    assert_eq!((stats.panicked, stats.cancelled), (1, 0));
+    assert_eq!(stats.admitted, stats.finished);
+}
