@@ -25,6 +25,7 @@
 use tokio::time::Instant;
 
 use super::ended::End;
+use super::waiting::needs_timers;
 use crate::__private::HandlerOutput;
 use crate::context::Context;
 use crate::contract::Contract;
@@ -80,35 +81,18 @@ pub(crate) fn context(
         max_attempts: max_attempts(contract),
         deadline: {
             let timeout = contract.timeout().map(|t| {
-                assert_tokio_runtime(contract);
+                needs_timers(contract, "`timeout`");
                 Instant::now() + t
             });
             match deadline {
                 None => timeout,
-                Some(deadline) => Some(timeout.map_or(deadline, |t| t.min(deadline))),
+                Some(deadline) => {
+                    needs_timers(contract, "deadline");
+                    Some(timeout.map_or(deadline, |t| t.min(deadline)))
+                }
             }
         },
     }
-}
-
-/// Panics with what to do when a call with a `timeout` is awaited outside a
-/// tokio runtime (the attempt's timer needs one), instead of tokio's panic
-/// from inside herta.
-#[inline]
-fn assert_tokio_runtime(contract: &Contract) {
-    if tokio::runtime::Handle::try_current().is_err() {
-        no_tokio_runtime(contract.operation())
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn no_tokio_runtime(operation: &str) -> ! {
-    panic!(
-        "herta: operation `{operation}` has a `timeout`, so its calls must be awaited inside a \
-         tokio runtime with timers enabled (`#[tokio::main]`, or a runtime built with \
-         `enable_time()`/`enable_all()`); this call was awaited outside any tokio runtime"
-    )
 }
 
 /// How attempt number `attempt` ended (`None`: it timed out, or with

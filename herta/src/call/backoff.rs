@@ -170,6 +170,7 @@ pub(crate) async fn between<'a>(
         Some(hint) => hint.max(delay),
         None => delay,
     };
+    super::waiting::needs_timers(contract, "backoff sleep");
     let wake = Instant::now().checked_add(sleep);
     if let Some(deadline) = limits.deadline {
         if wake.is_none_or(|wake| wake >= deadline) {

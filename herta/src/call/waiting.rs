@@ -133,3 +133,26 @@ pub(crate) async fn bounded<F: Future>(until: Option<Instant>, wait: F) -> Optio
         None => Some(wait.await),
     }
 }
+
+/// Panics with what to do when a call that needs tokio's timers (for its
+/// `what`: a `timeout`, a deadline, a `max_wait`, a backoff sleep) is
+/// awaited outside any tokio runtime, instead of tokio's panic from inside
+/// herta. (A runtime built without timers still panics in tokio: that
+/// cannot be asked of a runtime handle.)
+#[inline]
+pub(crate) fn needs_timers(contract: &Contract, what: &str) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        no_tokio_runtime(contract.operation(), what)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn no_tokio_runtime(operation: &str, what: &str) -> ! {
+    panic!(
+        "herta: operation `{operation}` needs tokio's timers for its {what}, so its calls must \
+         be awaited inside a tokio runtime with timers enabled (`#[tokio::main]`, or a runtime \
+         built with `enable_time()`/`enable_all()`); this call was awaited outside any tokio \
+         runtime"
+    )
+}

@@ -25,6 +25,7 @@ mod handler_errors;
 mod key_space;
 mod keys;
 mod metrics;
+mod no_runtime;
 mod queue_limit;
 mod queue_scaling;
 mod retry;
