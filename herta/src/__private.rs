@@ -82,7 +82,7 @@ impl<T, E> HandlerOutput for Result<T, E> {
 #[diagnostic::on_unimplemented(
     message = "retried operations clone their parameters for every attempt, but `{T}` is not `Clone`",
     label = "this parameter is not `Clone`",
-    note = "derive or implement `Clone` for `{T}` (and for the types it contains), pass it behind an `Arc`, or remove `retry(...)` from the contract"
+    note = "derive or implement `Clone` for `{T}` if it is your type (and for the types it contains), pass it behind an `Arc`, take `&T` instead of `&mut T` (a mutable borrow cannot be given to every attempt), or remove `retry(...)` from the contract"
 )]
 pub trait RetryArg<T> {
     /// A copy of `value` for the next attempt.
@@ -146,7 +146,7 @@ impl<E: Classify> RetryClassify<E> for Classified {
 #[diagnostic::on_unimplemented(
     message = "`serialize_by` needs a key that is `Clone + Hash + Eq + Send + Sync + 'static`, but `{K}` is not",
     label = "this parameter cannot be a serialization key",
-    note = "serialize by a value such as a `String` or an integer id, or derive `Clone, PartialEq, Eq, Hash` for `{K}`"
+    note = "serialize by a value such as a `String` or an integer id (a float is not `Eq` or `Hash`: use its bits, `f64::to_bits`), or, for a type of your own, derive `Clone, PartialEq, Eq, Hash` for `{K}`"
 )]
 pub trait KeyBound<K: 'static> {
     /// `Bound::bind`, for a key type known to be a key.
