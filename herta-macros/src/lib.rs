@@ -143,7 +143,10 @@ use proc_macro::TokenStream;
 ///     with arguments, a state by value, `&mut` or `&'static`, a state type
 ///     that borrows or is not `Send + Sync + 'static`, `serialize_by` naming
 ///     the state, and `bind` called on an operation with state (its error
-///     says to use `bind_with`).
+///     says to use `bind_with`);
+/// 17. a `max_wait` or `timeout` not shorter than the `deadline` (the
+///     deadline ends waits and attempts first, so it would never apply).
+///     Rule 16 is `#[herta::contract]`'s (below).
 ///
 /// A `Context` parameter is recognised by its type as written (a path
 /// ending in `Context`); under a renamed import (`use herta::Context as

@@ -8,7 +8,7 @@ use syn::{Fields, ItemStruct};
 use crate::diag::{error, error_spanned};
 
 /// Rule 16: a contract is declared on a unit struct without generics.
-pub(super) fn rule_15_unit_struct(item: &ItemStruct) -> Vec<syn::Error> {
+pub(super) fn rule_16_unit_struct(item: &ItemStruct) -> Vec<syn::Error> {
     let name = &item.ident;
     let mut errors = Vec::new();
     if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {

@@ -46,6 +46,7 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(retry::rule_13_backoff(attr));
     errors.extend(waiting::rule_10_durations(attr));
     errors.extend(waiting::rule_14_max_wait_needs_wait(attr));
+    errors.extend(waiting::rule_17_limits_within_deadline(attr));
 }
 
 /// Applies the rules of a contract without a handler, in the same order:
@@ -64,10 +65,11 @@ pub(crate) fn check_contract(contract: &ContractItem, errors: &mut Errors) {
     errors.extend(resources::rule_7_resource_once(attr));
     errors.extend(values::rule_8_scope_not_empty(attr));
     errors.extend(values::rule_10_timeout(attr));
-    errors.extend(contract::rule_15_unit_struct(&contract.item));
+    errors.extend(contract::rule_16_unit_struct(&contract.item));
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
     errors.extend(retry::rule_13_backoff(attr));
     errors.extend(waiting::rule_10_durations(attr));
     errors.extend(waiting::rule_14_max_wait_needs_wait(attr));
+    errors.extend(waiting::rule_17_limits_within_deadline(attr));
 }
