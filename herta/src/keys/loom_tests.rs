@@ -120,7 +120,7 @@ fn the_key_goes_to_waiters_in_arrival_order() {
             let (t2, o2) = (Arc::clone(&t), Arc::clone(&o));
             let second = thread::spawn(move || {
                 let g = block_on(t2.acquire(1)).unwrap();
-                o2.lock().unwrap().push(2);
+                o2.lock().unwrap().extend([2, -2]);
                 drop(g);
             });
             let g = match polled {
@@ -128,12 +128,14 @@ fn the_key_goes_to_waiters_in_arrival_order() {
                 Poll::Pending => block_on(a).unwrap(),
             };
             o.lock().unwrap().push(1);
+            o.lock().unwrap().push(-1);
             drop(g);
             second.join().unwrap();
         });
         drop(held);
         first.join().unwrap();
-        assert_eq!(*order.lock().unwrap(), [1, 2]);
+        // Held by A (1 … -1), then by B (2 … -2): in order, never both.
+        assert_eq!(*order.lock().unwrap(), [1, -1, 2, -2]);
         assert_eq!(table.len(), 0);
     });
 }
