@@ -10,10 +10,12 @@
 //! has closed: what a wait inside a call, such as a backoff sleep, races so
 //! that it ends at once on shutdown). Both are cancel safe: dropping the
 //! future only drops its `Notified` registration.
+//!
+//! The word and the signals come from the [`crate::loom`] facade, so the
+//! loom models (`gate/loom_tests.rs`) check this code: a call entering while
+//! the gate closes, the last call out racing the drain, `closed` waiters.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use tokio::sync::Notify;
+use crate::loom::{AtomicU64, Notify, Ordering};
 
 /// The admission gate of one runtime.
 pub(crate) struct Gate {
@@ -58,10 +60,14 @@ impl Gate {
     }
 
     /// Closes the gate for good and wakes every [`closed`](Gate::closed)
-    /// waiter. Idempotent.
+    /// waiter (and every [`drained`](Gate::drained) one, when no call is in
+    /// flight). Idempotent.
     pub(crate) fn close(&self) {
-        self.state.fetch_or(CLOSED, Ordering::SeqCst);
+        let prev = self.state.fetch_or(CLOSED, Ordering::SeqCst);
         self.closed.notify_waiters();
+        if prev < ONE {
+            self.drained.notify_waiters();
+        }
     }
 
     /// Whether [`close`](Gate::close) was called.
@@ -85,7 +91,10 @@ impl Gate {
 
     /// Resolves once the gate is closed and no call is in flight.
     pub(crate) async fn drained(&self) {
-        self.wait_for(&self.drained, || self.in_flight() == 0).await;
+        self.wait_for(&self.drained, || {
+            self.state.load(Ordering::SeqCst) == CLOSED
+        })
+        .await;
     }
 
     /// Waits on `notify` until `done` holds. The registration is enabled
@@ -104,7 +113,7 @@ impl Gate {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use std::sync::Arc;
     use std::time::Duration;
@@ -164,4 +173,20 @@ mod tests {
         gate.exit();
         drain.await.unwrap();
     }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_drain_started_before_close_waits_for_close() {
+        let gate = Arc::new(Gate::new());
+        let drain = tokio::spawn({
+            let gate = Arc::clone(&gate);
+            async move { gate.drained().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!drain.is_finished(), "no call in flight, but still open");
+        gate.close();
+        drain.await.unwrap();
+    }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests;

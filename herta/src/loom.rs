@@ -1,6 +1,6 @@
 //! One place that picks std or loom synchronization, so every state machine
-//! of the crate (the budget arbiter, the key table) is model-checked with the
-//! same code that ships.
+//! of the crate (the budget arbiter, the key table, the admission gate) is
+//! model-checked with the same code that ships.
 //!
 //! Build the models with `RUSTFLAGS="--cfg loom"` (see RELIABILITY.md).
 
@@ -15,6 +15,16 @@ pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64};
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
 pub(crate) use std::sync::atomic::Ordering;
+
+/// The gate's signals: tokio's `Notify`, or under loom a stand-in with the
+/// same contract built on loom's mutex (tokio's own lock is invisible to
+/// loom).
+#[cfg(not(loom))]
+pub(crate) use tokio::sync::Notify;
+#[cfg(loom)]
+mod notify;
+#[cfg(loom)]
+pub(crate) use notify::Notify;
 
 /// Locks `mutex`. A panic while it was held cannot leave the state half
 /// updated (every critical section either completes or panics before its

@@ -8,12 +8,22 @@
 //! does); before the fix it cost 16×. The arbiter's pass now stops once no
 //! budget is open, and the ratio is about 4. A timing ratio is not a CI
 //! test, so it runs by hand: `cargo test -p herta-tests --release --test
-//! queue_scaling -- --ignored --nocapture --test-threads 1`.
+//! suite queue_scaling:: -- --ignored --nocapture --test-threads 1`.
 //!
 //! The cancellation tests queue N calls on a full budget (and N on one held
 //! key), then drop them in a scrambled order and time the drops: each drop
 //! unlinks its waiter in O(1) (before the waiter core it scanned the queue,
 //! 9.3x for 4x the waiters).
+//!
+//! Robust on a loaded machine: the measuring thread's CPU time is measured
+//! (not wall-clock time, which counts the other processes' time slices);
+//! each size is measured in several rounds, the two sizes alternating (so a
+//! burst of load from elsewhere hits both alike), and the best time of each
+//! size is compared — the cost of the work itself. While the ratio of the bests
+//! is above its limit, more rounds are taken (up to [`MAX_ROUNDS`]): a best
+//! only falls with more samples, so a run that was merely disturbed passes,
+//! while a superlinear queue (the 9.3x above) stays above the limit however
+//! many rounds run.
 
 use crate::common;
 
@@ -21,7 +31,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -33,37 +43,91 @@ async fn queued(i: u64) -> Result<u64, Failure<String>> {
     Ok(i)
 }
 
-/// Time to drain `n` calls queued for a budget of 64 (best of three).
-fn drain(n: u64) -> Duration {
-    let tokio_rt = tokio::runtime::Builder::new_current_thread()
+/// The calling thread's CPU time: what the measured work cost, without the
+/// time slices that other processes took meanwhile. On a loaded machine a
+/// wall-clock measurement longer than a time slice (the 4x size) is almost
+/// never undisturbed, while a short one (the 1x size) often is, so even the
+/// best of many wall-clock rounds overstates the ratio (it read 9–19x for
+/// the budget case with the load average at 8 on 2 cores).
+#[cfg(unix)]
+fn cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec, and the clock is one
+    // every unix kernel that tokio supports provides.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Elsewhere, wall-clock time since the first call (run it on a quiet
+/// machine).
+#[cfg(not(unix))]
+fn cpu_time() -> Duration {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed()
+}
+
+/// Rounds per size at least (`HERTA_QUEUE_SCALING_ROUNDS`, default 5).
+fn rounds() -> usize {
+    common::env_count("HERTA_QUEUE_SCALING_ROUNDS", 5) as usize
+}
+
+/// At most this many rounds per size, when the first ones were disturbed.
+const MAX_ROUNDS: usize = 40;
+
+/// The best times of `run(n)` and `run(4 * n)`, measured alternately: at
+/// least [`rounds`] rounds, then more while `best(4n) / best(n) > limit`
+/// (up to [`MAX_ROUNDS`]). Prints and returns the ratio of the bests.
+fn best_ratio(what: &str, n: u64, limit: f64, mut run: impl FnMut(u64) -> Duration) -> f64 {
+    let (mut small, mut large) = (Duration::MAX, Duration::MAX);
+    let ratio =
+        |small: Duration, large: Duration| large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    let mut taken = 0;
+    while taken < rounds() || (ratio(small, large) > limit && taken < MAX_ROUNDS) {
+        small = small.min(run(n));
+        large = large.min(run(4 * n));
+        taken += 1;
+    }
+    let ratio = ratio(small, large);
+    println!(
+        "{what}: {n}: {small:.2?}; {}: {large:.2?}; ratio {ratio:.2} (best of {taken} rounds)",
+        4 * n
+    );
+    ratio
+}
+
+/// Time to drain `n` calls queued for a budget of 64.
+fn drain(tokio_rt: &tokio::runtime::Runtime, n: u64) -> Duration {
+    tokio_rt.block_on(async {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 64))
+            .build()
+            .unwrap();
+        let op = Arc::new(Queued::bind(&rt).unwrap());
+        let calls: Vec<_> = (0..n)
+            .map(|i| {
+                let op = op.clone();
+                tokio::spawn(async move { op.call(i).await })
+            })
+            .collect();
+        while rt.stats().admitted < n {
+            tokio::task::yield_now().await;
+        }
+        let started = cpu_time();
+        for c in calls {
+            c.await.unwrap().unwrap();
+        }
+        cpu_time() - started
+    })
+}
+
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .unwrap();
-    (0..3)
-        .map(|_| {
-            tokio_rt.block_on(async {
-                let rt = Runtime::builder()
-                    .resource(Resource::new("slots", 64))
-                    .build()
-                    .unwrap();
-                let op = Arc::new(Queued::bind(&rt).unwrap());
-                let calls: Vec<_> = (0..n)
-                    .map(|i| {
-                        let op = op.clone();
-                        tokio::spawn(async move { op.call(i).await })
-                    })
-                    .collect();
-                while rt.stats().admitted < n {
-                    tokio::task::yield_now().await;
-                }
-                let started = Instant::now();
-                for c in calls {
-                    c.await.unwrap().unwrap();
-                }
-                started.elapsed()
-            })
-        })
-        .min()
         .unwrap()
 }
 
@@ -72,17 +136,12 @@ fn drain(n: u64) -> Duration {
             it guards the arbiter's early-exit pass against O(N^2) draining"]
 fn draining_queued_waiters_scales_linearly() {
     let n = common::env_count("HERTA_QUEUE_SCALING_N", 8000);
-    let small = drain(n);
-    let large = drain(4 * n);
-    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
-    println!(
-        "drain {n} queued calls: {small:.2?}; {}: {large:.2?}; ratio {ratio:.1}",
-        4 * n
-    );
+    let tokio_rt = current_thread();
+    let ratio = best_ratio("drain queued calls", n, 8.0, |n| drain(&tokio_rt, n));
     assert!(
         ratio < 8.0,
-        "4x the waiters took {ratio:.1}x as long ({small:.2?} -> {large:.2?}): \
-         linear would be about 4x, quadratic 16x"
+        "4x the waiters took {ratio:.1}x as long to drain: linear would be about 4x, \
+         quadratic 16x"
     );
 }
 
@@ -114,46 +173,36 @@ fn park(fut: &mut Parked<'_>) {
     assert!(pending, "the call should hold or queue");
 }
 
-/// Time to drop `n` queued calls in a scrambled order (best of three).
+/// Time to drop `n` queued calls in a scrambled order.
 /// `call(None)` queues behind `call(Some(hold))`, which holds the resource.
 fn cancel<'a, F: Future<Output = ()> + 'a>(
     n: u64,
     call: impl Fn(Option<Arc<Notify>>) -> F,
 ) -> Duration {
-    let tokio_rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let _guard = tokio_rt.enter();
-    (0..3)
-        .map(|_| {
-            let mut holder: Parked<'_> = Box::pin(call(Some(Arc::new(Notify::new()))));
-            park(&mut holder);
-            // Queue them in a scrambled order (multiplying by an odd
-            // constant modulo a power of two is a permutation; indices past
-            // n are skipped), then drop them in creation order: each drop
-            // removes a waiter from an arbitrary place in the queue, while
-            // the futures themselves are visited in memory order (so the
-            // figure measures the queue, not cache misses on the futures).
-            let mut queued: Vec<Option<Parked<'_>>> = (0..n)
-                .map(|_| Some(Box::pin(call(None)) as Parked<'_>))
-                .collect();
-            let size = n.next_power_of_two();
-            for i in 0..size {
-                let j = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & (size - 1)) as usize;
-                if let Some(Some(fut)) = queued.get_mut(j) {
-                    park(fut);
-                }
-            }
-            let started = Instant::now();
-            drop_all(&mut queued);
-            let took = started.elapsed();
-            assert!(queued.iter().all(Option::is_none));
-            drop(holder);
-            took
-        })
-        .min()
-        .unwrap()
+    let mut holder: Parked<'_> = Box::pin(call(Some(Arc::new(Notify::new()))));
+    park(&mut holder);
+    // Queue them in a scrambled order (multiplying by an odd constant
+    // modulo a power of two is a permutation; indices past n are skipped),
+    // then drop them in creation order: each drop removes a waiter from an
+    // arbitrary place in the queue, while the futures themselves are
+    // visited in memory order (so the figure measures the queue, not cache
+    // misses on the futures).
+    let mut queued: Vec<Option<Parked<'_>>> = (0..n)
+        .map(|_| Some(Box::pin(call(None)) as Parked<'_>))
+        .collect();
+    let size = n.next_power_of_two();
+    for i in 0..size {
+        let j = (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) & (size - 1)) as usize;
+        if let Some(Some(fut)) = queued.get_mut(j) {
+            park(fut);
+        }
+    }
+    let started = cpu_time();
+    drop_all(&mut queued);
+    let took = cpu_time() - started;
+    assert!(queued.iter().all(Option::is_none));
+    drop(holder);
+    took
 }
 
 /// The timed part, a function of its own so that callgrind can count its
@@ -165,55 +214,61 @@ fn drop_all(queued: &mut [Option<Parked<'_>>]) {
     }
 }
 
-fn assert_linear(what: &str, small: Duration, large: Duration, n: u64) {
-    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
-    println!(
-        "cancel {n} queued {what}: {small:.2?}; {}: {large:.2?}; ratio {ratio:.1}",
-        4 * n
-    );
+/// Cancelling 4x the waiters costs at most 5x the time (issue 14).
+/// `round(n)` measures one round on a fresh runtime.
+fn assert_linear(what: &str, round: impl Fn(u64) -> Duration) {
+    let tokio_rt = current_thread();
+    let _guard = tokio_rt.enter();
+    let n = common::env_count("HERTA_QUEUE_SCALING_N", 10_000);
+    let ratio = best_ratio(what, n, 5.0, round);
     assert!(
         ratio <= 5.0,
-        "cancelling 4x the waiters took {ratio:.1}x as long ({small:.2?} -> {large:.2?}): \
-         linear would be about 4x"
+        "cancelling 4x the waiters took {ratio:.1}x as long: linear would be about 4x"
     );
+}
+
+/// Each round on a fresh runtime: every round starts from an empty queue
+/// and waiter slab, as in the issue's scenario. (On one reused runtime, the
+/// slab hands its free slots back in the order earlier rounds freed them,
+/// so queue neighbours end up at random places of a slab as large as the
+/// largest round: the ratio then measures cache misses left by history.)
+fn fresh(resource: &'static str) -> Runtime {
+    Runtime::builder()
+        .resource(Resource::new(resource, 1))
+        .build()
+        .unwrap()
 }
 
 #[test]
 #[ignore = "a timing ratio, not a behaviour: run it by hand (see RELIABILITY.md)"]
 fn cancelling_waiters_queued_on_a_budget_scales_linearly() {
-    let rt = Runtime::builder()
-        .resource(Resource::new("slots", 1))
-        .build()
-        .unwrap();
-    let op = OnBudget::bind(&rt).unwrap();
-    let n = common::env_count("HERTA_QUEUE_SCALING_N", 10_000);
-    let call = |hold| {
-        let op = op.clone();
-        async move {
-            let _ = op.call(hold).await;
-        }
-    };
-    let (small, large) = (cancel(n, call), cancel(4 * n, call));
-    assert_eq!(rt.stats().resource("slots").unwrap().waiting, 0);
-    assert_linear("calls on a full budget", small, large, n);
+    assert_linear("cancel queued calls on a full budget", |n| {
+        let rt = fresh("slots");
+        let op = OnBudget::bind(&rt).unwrap();
+        let took = cancel(n, |hold| {
+            let op = op.clone();
+            async move {
+                let _ = op.call(hold).await;
+            }
+        });
+        assert_eq!(rt.stats().resource("slots").unwrap().waiting, 0);
+        took
+    });
 }
 
 #[test]
 #[ignore = "a timing ratio, not a behaviour: run it by hand (see RELIABILITY.md)"]
 fn cancelling_waiters_queued_on_a_key_scales_linearly() {
-    let rt = Runtime::builder()
-        .resource(Resource::new("wide", 1))
-        .build()
-        .unwrap();
-    let op = OnKey::bind(&rt).unwrap();
-    let n = common::env_count("HERTA_QUEUE_SCALING_N", 10_000);
-    let call = |hold| {
-        let op = op.clone();
-        async move {
-            let _ = op.call(7, hold).await;
-        }
-    };
-    let (small, large) = (cancel(n, call), cancel(4 * n, call));
-    assert_eq!(rt.stats().keys, 0);
-    assert_linear("calls on one key", small, large, n);
+    assert_linear("cancel queued calls on one key", |n| {
+        let rt = fresh("wide");
+        let op = OnKey::bind(&rt).unwrap();
+        let took = cancel(n, |hold| {
+            let op = op.clone();
+            async move {
+                let _ = op.call(7, hold).await;
+            }
+        });
+        assert_eq!(rt.stats().keys, 0);
+        took
+    });
 }
