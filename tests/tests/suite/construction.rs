@@ -159,24 +159,3 @@ async fn bind_after_shutdown_is_refused_with_a_clear_error() {
     // A clone of the runtime handle is the same runtime: closed too.
     assert!(Elsewhere::bind(&rt.clone()).is_err());
 }
-
-#[herta::operation(effect = Pure, resources("worker" = 1), timeout = "1s")]
-async fn timed() -> Result<(), Failure<String>> {
-    Ok(())
-}
-
-#[test]
-fn a_timeout_outside_a_tokio_runtime_panics_saying_what_to_do() {
-    let rt = runtime();
-    let op = Timed::bind(&rt).unwrap();
-    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        futures_util::FutureExt::now_or_never(op.call())
-    }))
-    .unwrap_err();
-    let message = panic.downcast_ref::<String>().expect("a formatted message");
-    assert!(
-        message.contains("operation `timed` has a `timeout`")
-            && message.contains("inside a tokio runtime with timers enabled"),
-        "{message}"
-    );
-}
