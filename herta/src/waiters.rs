@@ -46,6 +46,7 @@
 
 use std::task::{Poll, Waker};
 
+use arrayvec::ArrayVec;
 use slab::Slab;
 
 /// Where a node stands (see the module docs).
@@ -202,26 +203,23 @@ const INLINE: usize = 32;
 
 /// Wakers collected under a lock and woken after it is released.
 pub(crate) struct WakeList {
-    inline: [Option<Waker>; INLINE],
-    len: usize,
+    /// The first wakers, inline: creating an empty list writes only its
+    /// length, and dropping one visits only the wakers it holds.
+    inline: ArrayVec<Waker, INLINE>,
     spill: Vec<Waker>,
 }
 
 impl WakeList {
     pub(crate) fn new() -> Self {
         WakeList {
-            inline: [const { None }; INLINE],
-            len: 0,
+            inline: ArrayVec::new(),
             spill: Vec::new(),
         }
     }
 
     pub(crate) fn push(&mut self, waker: Waker) {
-        if self.len < INLINE {
-            self.inline[self.len] = Some(waker);
-            self.len += 1;
-        } else {
-            self.spill.push(waker);
+        if let Err(full) = self.inline.try_push(waker) {
+            self.spill.push(full.element());
         }
     }
 
@@ -233,8 +231,8 @@ impl WakeList {
 
     /// Wakes everything collected. Call with no lock held.
     pub(crate) fn wake_all(self) {
-        let WakeList { inline, len, spill } = self;
-        for w in inline.into_iter().take(len).flatten() {
+        let WakeList { inline, spill } = self;
+        for w in inline {
             w.wake();
         }
         for w in spill {
