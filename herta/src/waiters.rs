@@ -282,7 +282,7 @@ mod tests {
         for _ in 0..100 {
             wake.push(Waker::noop().clone());
         }
-        assert_eq!(wake.len, INLINE);
+        assert_eq!(wake.inline.len(), INLINE);
         assert_eq!(wake.spill.len(), 100 - INLINE);
         wake.wake_all();
     }
