@@ -71,22 +71,31 @@ impl<K> Admitted<'_, K> {
     }
 }
 
+impl<K> Admitted<'_, K> {
+    /// The call ended before `finish`: dropped by its caller (cancelled),
+    /// or unwound by a panic — one in code herta runs for it (the error
+    /// type's `Classify`, a key's `Hash` or `Eq`), or the caller's own,
+    /// unwinding through the awaiting task. Out of line: a call that
+    /// finishes never comes here.
+    #[cold]
+    #[inline(never)]
+    fn ended_unfinished(&mut self) {
+        if std::thread::panicking() {
+            self.ending.end("panicked");
+            let attempt = self.attempt;
+            self.bound.events().emit(Event::Panicked { attempt });
+        } else {
+            self.ending.end("cancelled");
+            self.bound.events().emit(Event::Cancelled);
+        }
+    }
+}
+
 impl<K> Drop for Admitted<'_, K> {
     #[inline]
     fn drop(&mut self) {
         if !self.completed {
-            if std::thread::panicking() {
-                // A panic ended the call before `finish`: one in code herta
-                // runs for it (the error type's `Classify`, a key's `Hash`
-                // or `Eq`), or the caller's own, unwinding through the
-                // awaiting task. Not a cancellation.
-                self.ending.end("panicked");
-                let attempt = self.attempt;
-                self.bound.events().emit(Event::Panicked { attempt });
-            } else {
-                self.ending.end("cancelled");
-                self.bound.events().emit(Event::Cancelled);
-            }
+            self.ended_unfinished();
         }
         self.bound.runtime.inner.gate.exit();
     }
