@@ -25,14 +25,19 @@
 //!
 //! **Placement** is checked, not assumed: every worker thread gets an index at
 //! start (`on_thread_start`), each caller records on which worker it started
-//! each batch of calls, and the bench prints each caller's share per worker;
-//! with 2 workers it says `parallel` only when the two callers spent most of
-//! their batches on different workers.
+//! each batch of calls, and the bench prints each caller's share per worker
+//! and how many batches ended on another worker than they started on
+//! (callers that wait on a key move: a woken task runs on the waker's worker
+//! until the other steals it). Each batch's start and end time are recorded
+//! too: with 2 workers the bench says `parallel` only when, **in every
+//! sample, batches started on both workers were running at the same time
+//! for at least 80 % of the wall time**.
 //!
 //! **Method**: per shape and worker count, a calibration picks the number of
 //! calls for one sample (about `--sample-ms`, default 400 ms) and the batch
 //! size (about 100 µs of calls, at most 10 000, like Go 1.19's grain); then
-//! `--samples` (default 5) samples; the median is reported with min and max.
+//! one unmeasured sample and `--samples` (default 5) samples; the median is
+//! reported with min and max.
 //!
 //! `cargo bench -p herta-benches --bench go_shapes` (filter: a substring of a
 //! shape's name, e.g. `-- Keyed`). Under `cargo test` (no `--bench` argument)
@@ -124,13 +129,20 @@ fn tokio_runtime(workers: usize) -> tokio::runtime::Runtime {
         .expect("tokio runtime")
 }
 
-/// Calls per worker index, for one caller.
-type Placement = Vec<u64>;
+/// One batch of a caller's calls: when it ran, on which worker it started
+/// and ended, and how many calls it made.
+struct Batch {
+    start: Instant,
+    end: Instant,
+    worker: usize,
+    end_worker: usize,
+    calls: u64,
+}
 
 /// One sample: `callers` tasks, each with its own handle of `op`, make
 /// `iters` calls in all, taking `grain` at a time from a shared counter (the
 /// input of a call is the caller's own call index, as in Go's loop). Returns
-/// the wall time and each caller's placement.
+/// the wall time and each caller's batches.
 fn sample<O: Operation>(
     rt: &tokio::runtime::Runtime,
     op: &O,
@@ -138,7 +150,7 @@ fn sample<O: Operation>(
     callers: usize,
     iters: u64,
     grain: u64,
-) -> (Duration, Vec<Placement>) {
+) -> (Duration, Vec<Vec<Batch>>) {
     let next = Arc::new(AtomicU64::new(0));
     rt.block_on(async {
         let start = Instant::now();
@@ -146,63 +158,99 @@ fn sample<O: Operation>(
             .map(|_| {
                 let (next, op) = (Arc::clone(&next), op.clone());
                 tokio::spawn(async move {
-                    let mut placement = Placement::new();
+                    let mut batches = Vec::new();
                     let mut i = 0u64;
                     loop {
                         let base = next.fetch_add(grain, Ordering::Relaxed);
                         if base >= iters {
-                            return placement;
+                            return batches;
                         }
-                        let n = grain.min(iters - base);
-                        let w = WORKER.with(Cell::get);
-                        if placement.len() <= w {
-                            placement.resize(w + 1, 0);
-                        }
-                        placement[w] += n;
-                        for _ in 0..n {
+                        let calls = grain.min(iters - base);
+                        let (start, worker) = (Instant::now(), WORKER.with(Cell::get));
+                        for _ in 0..calls {
                             drop(black_box(op.call_with(args(i)).await));
                             i += 1;
                         }
+                        let (end, end_worker) = (Instant::now(), WORKER.with(Cell::get));
+                        batches.push(Batch {
+                            start,
+                            end,
+                            worker,
+                            end_worker,
+                            calls,
+                        });
                     }
                 })
             })
             .collect();
-        let mut placements = Vec::with_capacity(callers);
+        let mut batches = Vec::with_capacity(callers);
         for t in tasks {
-            placements.push(t.await.expect("caller task"));
+            batches.push(t.await.expect("caller task"));
         }
-        (start.elapsed(), placements)
+        (start.elapsed(), batches)
     })
 }
 
-/// Each caller's share of calls per worker, and whether the callers ran on
-/// different workers (each caller's main worker differs from the others').
-fn describe(placements: &[Placement]) -> (String, bool) {
-    let mut mains = Vec::new();
-    let parts: Vec<String> = placements
+/// Each caller's share of calls per worker (by the worker a batch started
+/// on), and the batches that ended on another worker than they started on.
+fn describe(callers: &[Vec<Batch>]) -> String {
+    let parts: Vec<String> = callers
         .iter()
         .enumerate()
-        .map(|(c, p)| {
-            let total: u64 = p.iter().sum::<u64>().max(1);
-            let (main, _) = p
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, n)| **n)
-                .unwrap_or((0, &0));
-            mains.push(main);
-            let shares: Vec<String> = p
+        .map(|(c, batches)| {
+            let mut per_worker = Vec::<u64>::new();
+            for b in batches {
+                if per_worker.len() <= b.worker {
+                    per_worker.resize(b.worker + 1, 0);
+                }
+                per_worker[b.worker] += b.calls;
+            }
+            let total = per_worker.iter().sum::<u64>().max(1) as f64;
+            let shares: Vec<String> = per_worker
                 .iter()
                 .enumerate()
                 .filter(|(_, n)| **n > 0)
-                .map(|(w, n)| format!("w{w} {:.0}%", 100.0 * *n as f64 / total as f64))
+                .map(|(w, n)| format!("w{w} {:.0}%", 100.0 * *n as f64 / total))
                 .collect();
-            format!("caller {c}: {}", shares.join(", "))
+            let moved = batches.iter().filter(|b| b.worker != b.end_worker).count();
+            format!(
+                "caller {c}: {}, {moved}/{} batches moved",
+                shares.join(" "),
+                batches.len()
+            )
         })
         .collect();
-    let mut distinct = mains.clone();
-    distinct.sort_unstable();
-    distinct.dedup();
-    (parts.join("; "), distinct.len() == mains.len())
+    parts.join("; ")
+}
+
+/// The share of `wall` during which batches were running on `workers`
+/// different workers at once (by the worker each batch started on).
+fn parallel_share(callers: &[Vec<Batch>], wall: Duration, workers: usize) -> f64 {
+    let mut events: Vec<(Instant, bool, usize)> = callers
+        .iter()
+        .flatten()
+        .flat_map(|b| [(b.start, true, b.worker), (b.end, false, b.worker)])
+        .collect();
+    events.sort_by_key(|&(t, starts, _)| (t, starts));
+    let mut active = vec![0usize; workers];
+    let mut together = Duration::ZERO;
+    let mut last = events.first().map(|e| e.0);
+    for (t, starts, w) in events {
+        if let Some(since) = last {
+            if active.iter().all(|n| *n > 0) {
+                together += t - since;
+            }
+        }
+        last = Some(t);
+        if let Some(n) = active.get_mut(w) {
+            if starts {
+                *n += 1;
+            } else {
+                *n -= 1;
+            }
+        }
+    }
+    together.as_secs_f64() / wall.as_secs_f64()
 }
 
 // ------------------------------------------------------------------ harness
@@ -276,22 +324,30 @@ fn measure<O: Operation>(
         let (iters, grain) = calibrate(&rt, op, args, workers, o);
         (iters, grain, o.samples)
     } else {
-        (4_000, 100, 1)
+        (20_000, 100, 1)
     };
+    // A first sample unmeasured: threads started, caches and key table warm.
+    sample(&rt, op, args, workers, iters, grain);
     let mut times = Vec::with_capacity(samples);
     let mut last = Vec::new();
+    let mut least_parallel = f64::INFINITY;
     for _ in 0..samples {
-        let (t, placements) = sample(&rt, op, args, workers, iters, grain);
+        let (t, batches) = sample(&rt, op, args, workers, iters, grain);
         times.push(t.as_nanos() as f64 / iters as f64);
-        last = placements;
+        least_parallel = least_parallel.min(parallel_share(&batches, t, workers));
+        last = batches;
     }
     times.sort_by(f64::total_cmp);
     let median = times[times.len() / 2];
-    let (placement, parallel) = describe(&last);
-    let verdict = match (workers, parallel) {
-        (1, _) => "one worker",
-        (_, true) => "parallel",
-        (_, false) => "NOT parallel: callers shared a worker",
+    let placement = describe(&last);
+    let together = format!(
+        "batches on {workers} workers at once >= {:.0}% of every sample",
+        100.0 * least_parallel
+    );
+    let verdict = match workers {
+        1 => "one worker".to_owned(),
+        _ if least_parallel >= 0.8 => format!("parallel: {together}"),
+        _ => format!("NOT parallel: {together}"),
     };
     println!(
         "{shape:<30} workers={workers}  {median:>8.1} ns/call (min {:.1}, max {:.1}; \
