@@ -40,7 +40,9 @@
 //! reported with min and max.
 //!
 //! `cargo bench -p herta-benches --bench go_shapes` (filter: a substring of a
-//! shape's name, e.g. `-- Keyed`). Under `cargo test` (no `--bench` argument)
+//! shape's name, e.g. `-- Keyed`; `--workers N` for one worker count only;
+//! `--calls N` for a fixed number of calls per sample instead of the
+//! calibration, e.g. to count CPU time per call with `perf stat`). Under `cargo test` (no `--bench` argument)
 //! it runs each shape once with a few thousand calls, as a smoke test.
 
 use std::cell::Cell;
@@ -259,6 +261,8 @@ struct Options {
     full: bool,
     samples: usize,
     sample: Duration,
+    calls: Option<u64>,
+    workers: Vec<usize>,
     filter: Option<String>,
 }
 
@@ -268,6 +272,8 @@ fn options() -> Options {
         full: args.iter().any(|a| a == "--bench"),
         samples: 5,
         sample: Duration::from_millis(400),
+        calls: None,
+        workers: vec![1, 2],
         filter: None,
     };
     let mut it = args.iter();
@@ -280,6 +286,10 @@ fn options() -> Options {
                     .and_then(|v| v.parse().ok())
                     .expect("--sample-ms M");
                 o.sample = Duration::from_millis(ms);
+            }
+            "--calls" => o.calls = Some(it.next().and_then(|v| v.parse().ok()).expect("--calls N")),
+            "--workers" => {
+                o.workers = vec![it.next().and_then(|v| v.parse().ok()).expect("--workers N")]
             }
             s if !s.starts_with('-') => o.filter = Some(s.to_owned()),
             _ => {}
@@ -320,11 +330,13 @@ fn measure<O: Operation>(
     o: &Options,
 ) -> f64 {
     let rt = tokio_runtime(workers);
-    let (iters, grain, samples) = if o.full {
-        let (iters, grain) = calibrate(&rt, op, args, workers, o);
-        (iters, grain, o.samples)
-    } else {
-        (20_000, 100, 1)
+    let (iters, grain, samples) = match (o.full, o.calls) {
+        (true, Some(calls)) => (calls, calls.min(1_000), o.samples),
+        (true, None) => {
+            let (iters, grain) = calibrate(&rt, op, args, workers, o);
+            (iters, grain, o.samples)
+        }
+        (false, _) => (20_000, 100, 1),
     };
     // A first sample unmeasured: threads started, caches and key table warm.
     sample(&rt, op, args, workers, iters, grain);
@@ -364,14 +376,14 @@ fn shape<O: Operation>(
     op: &O,
     args: fn(u64) -> O::Args,
     o: &Options,
-    table: &mut Vec<(&'static str, f64, f64)>,
+    table: &mut Vec<(&'static str, usize, f64)>,
 ) {
     if o.filter.as_deref().is_some_and(|f| !name.contains(f)) {
         return;
     }
-    let one = measure(name, op, args, 1, o);
-    let two = measure(name, op, args, 2, o);
-    table.push((name, one, two));
+    for &workers in &o.workers {
+        table.push((name, workers, measure(name, op, args, workers, o)));
+    }
 }
 
 fn main() {
@@ -405,9 +417,9 @@ fn main() {
         &mut table,
     );
 
-    println!("\n| shape | 1 worker (ns/call) | 2 workers (ns/call) |\n|---|---|---|");
-    for (name, one, two) in &table {
-        println!("| {name} | {one:.1} | {two:.1} |");
+    println!("\n| shape | workers | ns/call (median) |\n|---|---|---|");
+    for (name, workers, median) in &table {
+        println!("| {name} | {workers} | {median:.1} |");
     }
     assert!(
         table.is_empty() || COUNTER.load(Ordering::Relaxed) > 0,
