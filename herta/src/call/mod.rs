@@ -181,18 +181,23 @@ impl<K: 'static> Bound<K> {
     }
 
     /// Runs a call whose handler runs at most once (no retry declared).
-    pub async fn call_once<F, Fut, S>(
-        &self,
+    ///
+    /// `classify` (like `call`'s) is generic, so the macro's function item
+    /// passes as a zero-sized value: a call carries no function pointer.
+    #[inline]
+    pub fn call_once<'a, F, Fut, S, C>(
+        &'a self,
         key: Option<K>,
-        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        classify: C,
         chain: S,
         attempt: F,
-    ) -> CallResult<Fut>
+    ) -> impl Future<Output = CallResult<Fut>> + 'a
     where
-        F: FnOnce(Context) -> Fut,
-        Fut: Future,
+        F: FnOnce(Context) -> Fut + 'a,
+        Fut: Future + 'a,
         Fut::Output: HandlerOutput,
-        S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
+        S: ErrorSource<<Fut::Output as HandlerOutput>::Err> + 'a,
+        C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
     {
         let mut attempt = Some(attempt);
         self.call(key, classify, no_hint, chain, move |ctx| {
@@ -202,7 +207,6 @@ impl<K: 'static> Bound<K> {
                 .take()
                 .expect("a call without retry makes one attempt"))(ctx)
         })
-        .await
     }
 
     /// Runs a call, making up to the contract's `max_attempts` attempts.
@@ -210,13 +214,15 @@ impl<K: 'static> Bound<K> {
     /// With the `tracing` feature the call runs inside a `herta.operation`
     /// span (see [`herta::trace`](crate::trace) for the span and its events).
     ///
-    /// `retry_after` reads the server's hint from a failed attempt's error
-    /// ([`Classify::retry_after`](crate::Classify::retry_after)).
-    pub async fn call<F, Fut, S>(
+    /// `classify` gives a failed attempt's outcome; `retry_after` reads the
+    /// server's hint from a failed attempt's error
+    /// ([`Classify::retry_after`](crate::Classify::retry_after)). Both are
+    /// generic, so a function item costs nothing to carry.
+    pub async fn call<F, Fut, S, C, R>(
         &self,
         key: Option<K>,
-        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
-        retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
+        classify: C,
+        retry_after: R,
         chain: S,
         attempt: F,
     ) -> CallResult<Fut>
@@ -225,6 +231,8 @@ impl<K: 'static> Bound<K> {
         Fut: Future,
         Fut::Output: HandlerOutput,
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
+        C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
         let ending = trace::Ending::new(&span);
@@ -240,11 +248,11 @@ impl<K: 'static> Bound<K> {
     /// One `async fn` for all stages, so one state machine: every stage's
     /// synchronous step is an inlined function, and only a wait (for a key,
     /// for budgets, for an attempt) is a future, built only when needed.
-    async fn run<F, Fut, S>(
+    async fn run<F, Fut, S, C, R>(
         &self,
         key: Option<K>,
-        classify: fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
-        retry_after: fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
+        classify: C,
+        retry_after: R,
         chain: S,
         mut handler: F,
         ending: trace::Ending,
@@ -254,6 +262,8 @@ impl<K: 'static> Bound<K> {
         Fut: Future,
         Fut::Output: HandlerOutput,
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
+        C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
+        R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
     {
         let inner = &*self.inner;
         let rt = &*inner.runtime.inner;

@@ -85,7 +85,7 @@ macro_rules! stages {
                     $contract,
                     attempt,
                     finished,
-                    $classify,
+                    &$classify,
                     $inner.events(),
                     missed,
                 ) {
@@ -98,7 +98,7 @@ macro_rules! stages {
                             $contract,
                             &$inner.needs,
                             &mut permit,
-                            backoff::Failed::new(attempt, &end, $retry_after),
+                            backoff::Failed::new(attempt, &end, &$retry_after),
                             &$limits,
                             $inner.events(),
                         );
