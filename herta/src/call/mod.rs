@@ -218,21 +218,22 @@ impl<K: 'static> Bound<K> {
     /// server's hint from a failed attempt's error
     /// ([`Classify::retry_after`](crate::Classify::retry_after)). Both are
     /// generic, so a function item costs nothing to carry.
-    pub async fn call<F, Fut, S, C, R>(
-        &self,
+    #[inline(always)]
+    pub fn call<'a, F, Fut, S, C, R>(
+        &'a self,
         key: Option<K>,
         classify: C,
         retry_after: R,
         chain: S,
         attempt: F,
-    ) -> CallResult<Fut>
+    ) -> impl Future<Output = CallResult<Fut>> + 'a
     where
-        F: FnMut(Context) -> Fut,
-        Fut: Future,
+        F: FnMut(Context) -> Fut + 'a,
+        Fut: Future + 'a,
         Fut::Output: HandlerOutput,
-        S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
-        C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
-        R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
+        S: ErrorSource<<Fut::Output as HandlerOutput>::Err> + 'a,
+        C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
+        R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
         let ending = trace::Ending::new(&span);
@@ -240,7 +241,6 @@ impl<K: 'static> Bound<K> {
             self.run(key, classify, retry_after, chain, attempt, ending),
             span,
         )
-        .await
     }
 
     /// The call itself: admission, the stages, the finish.
