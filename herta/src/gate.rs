@@ -15,7 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::Notify;
 
-/// The admission gate of one runtime.
+/// The admission gate of one runtime, on cache lines of its own: every call
+/// writes its word twice, and the runtime's fields every call reads (the
+/// budgets, the resources) must not share a line with it.
+#[repr(align(128))]
 pub(crate) struct Gate {
     state: AtomicU64,
     /// Woken when the last call leaves a closed gate.

@@ -72,7 +72,7 @@ use crate::keys::KeyTable;
 use crate::metrics;
 use crate::outcome::{Admission, Outcome};
 use crate::runtime::Runtime;
-use crate::stats::Counters;
+use crate::stats::OpCounters;
 use crate::trace;
 use ended::End;
 use table_key::{KeyOps, TableKey};
@@ -108,7 +108,7 @@ struct BoundInner<K: 'static> {
     limited: bool,
     /// This binding's counters (its own allocation, also in the runtime's
     /// registry, which sums them by operation name).
-    counters: Arc<Counters>,
+    counters: Arc<OpCounters>,
     /// This binding's metric handles (feature `metrics`), taken at bind.
     #[cfg(feature = "metrics")]
     metrics: crate::metrics::OpMetrics,
@@ -310,11 +310,18 @@ fn no_hint<E>(_: &E) -> Option<Duration> {
 }
 
 impl<K: 'static> BoundInner<K> {
-    /// The event sink of this operation's calls.
+    /// The event sink of this operation's calls on this thread.
     #[inline(always)]
     fn events(&self) -> Events<'_> {
+        self.events_on(self.counters.here())
+    }
+
+    /// The event sink of this operation's calls, counting in `counters`
+    /// (a call takes its thread's shard once, at admission).
+    #[inline(always)]
+    fn events_on<'a>(&'a self, counters: &'a crate::stats::Counters) -> Events<'a> {
         Events::new(
-            &self.counters,
+            counters,
             self.contract,
             #[cfg(feature = "metrics")]
             &self.metrics,
