@@ -236,9 +236,9 @@ impl<K: 'static> Bound<K> {
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
     {
         let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        let ending = trace::Ending::new(&span);
+        let timed = trace::Timed::of(&span);
         trace::instrument(
-            self.run(key, classify, retry_after, chain, attempt, ending),
+            self.run(key, classify, retry_after, chain, attempt, timed),
             span,
         )
     }
@@ -255,7 +255,7 @@ impl<K: 'static> Bound<K> {
         retry_after: R,
         chain: S,
         mut handler: F,
-        ending: trace::Ending,
+        timed: trace::Timed,
     ) -> CallResult<Fut>
     where
         F: FnMut(Context) -> Fut,
@@ -268,7 +268,7 @@ impl<K: 'static> Bound<K> {
         let inner = &*self.inner;
         let rt = &*inner.runtime.inner;
         let contract = inner.contract;
-        let mut call = match admit::admit(inner, ending) {
+        let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
             Ok(call) => call,
             Err(refused) => {
                 return ended::result(Err(refused.into()), inner.events(), contract, chain)
