@@ -3,10 +3,13 @@
 //! [`Counters`], the atomic counters behind them (bumped only through the
 //! event sink, [`crate::events`]).
 //!
-//! Every bound operation counts into its own [`Counters`] (one allocation,
+//! Every bound operation counts into its own [`OpCounters`] (one allocation,
 //! shared by the clones of that binding, so calls of different operations
-//! never bump one shared cache line); the runtime keeps a [`Registry`] of
-//! them and sums them when [`Runtime::stats`](crate::Runtime::stats) reads.
+//! never bump one shared cache line), itself sharded by thread: a call
+//! counts into one [`Counters`] shard of 128 bytes, its thread's, so two
+//! threads calling one operation do not bump one shared line either. The
+//! runtime keeps a [`Registry`] of them and sums them (every shard) when
+//! [`Runtime::stats`](crate::Runtime::stats) reads.
 
 use std::cell::Cell;
 use std::fmt;

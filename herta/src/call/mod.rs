@@ -218,6 +218,14 @@ impl<K: 'static> Bound<K> {
     /// server's hint from a failed attempt's error
     /// ([`Classify::retry_after`](crate::Classify::retry_after)). Both are
     /// generic, so a function item costs nothing to carry.
+    ///
+    /// Not an `async fn`: the span is opened when this is called (the
+    /// generated `call` calls it from its own first poll, so nothing changes
+    /// for a caller), and the future returned is `run`'s inside the span,
+    /// with no state machine of its own around it (measured: 20
+    /// instructions per call less; `profile_call`). The span is made
+    /// before `run`'s future so that nothing between them forces the future
+    /// to be copied.
     #[inline(always)]
     pub fn call<'a, F, Fut, S, C, R>(
         &'a self,
