@@ -290,11 +290,13 @@ impl Arbiter {
     fn release(&self, needs: &[Need], stamp: u64) {
         // Lock-free while no waiter needs the budget; from the first budget
         // that is `SLOW` on, under the lock.
-        if let Some(first_slow) = needs
-            .iter()
-            .position(|n| !self.budgets[n.resource].try_give_fast(n.units))
-        {
-            self.release_locked(&needs[first_slow..], stamp);
+        let mut rest = needs;
+        while let [n, tail @ ..] = rest {
+            if !self.budgets[n.resource].try_give_fast(n.units) {
+                self.release_locked(rest, stamp);
+                return;
+            }
+            rest = tail;
         }
     }
 

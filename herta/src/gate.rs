@@ -17,7 +17,10 @@
 
 use crate::loom::{AtomicU64, Notify, Ordering};
 
-/// The admission gate of one runtime.
+/// The admission gate of one runtime, on cache lines of its own: every call
+/// writes its word twice, and the runtime's fields every call reads (the
+/// budgets, the resources) must not share a line with it.
+#[repr(align(128))]
 pub(crate) struct Gate {
     state: AtomicU64,
     /// Woken when the last call leaves a closed gate.

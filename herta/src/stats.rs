@@ -3,13 +3,17 @@
 //! [`Counters`], the atomic counters behind them (bumped only through the
 //! event sink, [`crate::events`]).
 //!
-//! Every bound operation counts into its own [`Counters`] (one allocation,
+//! Every bound operation counts into its own [`OpCounters`] (one allocation,
 //! shared by the clones of that binding, so calls of different operations
-//! never bump one shared cache line); the runtime keeps a [`Registry`] of
-//! them and sums them when [`Runtime::stats`](crate::Runtime::stats) reads.
+//! never bump one shared cache line), itself sharded by thread: a call
+//! counts into one [`Counters`] shard of 128 bytes, its thread's, so two
+//! threads calling one operation do not bump one shared line either. The
+//! runtime keeps a [`Registry`] of them and sums them (every shard) when
+//! [`Runtime::stats`](crate::Runtime::stats) reads.
 
+use std::cell::Cell;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What the runtime has done so far, and every budget's figures now.
@@ -258,8 +262,56 @@ pub struct ResourceStats {
     pub queue_limit: Option<u32>,
 }
 
-/// One operation's event counters: one relaxed atomic per [`Stats`]
-/// counter, on cache lines of their own.
+/// Shards of one operation's counters (a power of two).
+const SHARDS: usize = 8;
+
+/// One operation's counters, one [`Counters`] shard per thread (threads
+/// beyond [`SHARDS`] share them round-robin): every call bumps two or
+/// three counters, so two threads calling one operation at once would
+/// otherwise pass one cache line back and forth on every call. A read sums
+/// the shards.
+#[derive(Default)]
+pub(crate) struct OpCounters {
+    shards: [Counters; SHARDS],
+}
+
+impl OpCounters {
+    /// The shard of the calling thread (a call picks it once, at admission).
+    #[inline]
+    pub(crate) fn here(&self) -> &Counters {
+        &self.shards[shard() % SHARDS]
+    }
+
+    /// The counters read now (every shard, relaxed), as an operation's
+    /// figures.
+    fn read(&self, name: &'static str) -> OperationStats {
+        let mut op = Counters::default().read(name);
+        for shard in &self.shards {
+            op.add(&shard.read(name));
+        }
+        op
+    }
+}
+
+/// The calling thread's shard number: given round-robin at its first call.
+#[inline]
+fn shard() -> usize {
+    thread_local! {
+        static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    SHARD.with(|shard| match shard.get() {
+        usize::MAX => {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let n = NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS;
+            shard.set(n);
+            n
+        }
+        n => n,
+    })
+}
+
+/// One shard of an operation's event counters: one relaxed atomic per
+/// [`Stats`] counter, on cache lines of their own.
 #[derive(Default)]
 #[repr(align(128))]
 pub(crate) struct Counters {
@@ -341,7 +393,7 @@ impl OperationStats {
 /// [`Runtime::stats`](crate::Runtime::stats) sums.
 #[derive(Default)]
 pub(crate) struct Registry {
-    bound: Mutex<Vec<(&'static str, Arc<Counters>)>>,
+    bound: Mutex<Vec<(&'static str, Arc<OpCounters>)>>,
 }
 
 impl Registry {
@@ -349,7 +401,7 @@ impl Registry {
     /// dropped binding of the same name if there is one (its counts go on
     /// adding up under that name), else a new one. So binding per request
     /// does not grow the registry beyond the bindings alive at once.
-    pub(crate) fn counters(&self, operation: &'static str) -> Arc<Counters> {
+    pub(crate) fn counters(&self, operation: &'static str) -> Arc<OpCounters> {
         let mut bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
         // Only the registry holds a set whose bindings are all dropped, and
         // only the registry (under this lock) hands it out again.
@@ -359,7 +411,7 @@ impl Registry {
         {
             return Arc::clone(free);
         }
-        let counters = Arc::new(Counters::default());
+        let counters = Arc::new(OpCounters::default());
         bound.push((operation, Arc::clone(&counters)));
         counters
     }

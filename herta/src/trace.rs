@@ -205,16 +205,26 @@ mod imp {
         attempts: u32,
     }
 
-    impl Ending {
-        /// The ending of the call whose span is `span`.
+    /// Whether a call's span is enabled: what its [`Ending`] is made from,
+    /// at admission (one byte to carry until then).
+    #[derive(Clone, Copy)]
+    pub(crate) struct Timed(bool);
+
+    impl Timed {
+        /// Whether `span` is enabled.
         #[inline]
-        pub(crate) fn new(span: &CallSpan) -> Self {
+        pub(crate) fn of(span: &CallSpan) -> Self {
+            Timed(!span.is_disabled())
+        }
+    }
+
+    impl Ending {
+        /// The ending of a call beginning now, whose span is enabled if
+        /// `timed` says so.
+        #[inline]
+        pub(crate) fn new(timed: Timed) -> Self {
             Ending {
-                since: if span.is_disabled() {
-                    None
-                } else {
-                    Some(Instant::now())
-                },
+                since: if timed.0 { Some(Instant::now()) } else { None },
                 attempts: 0,
             }
         }
@@ -452,12 +462,23 @@ mod imp {
         fut
     }
 
+    /// No span.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Timed;
+
+    impl Timed {
+        #[inline(always)]
+        pub(crate) fn of(_: &CallSpan) -> Self {
+            Timed
+        }
+    }
+
     /// Nothing recorded.
     pub(crate) struct Ending;
 
     impl Ending {
         #[inline(always)]
-        pub(crate) fn new(_: &CallSpan) -> Self {
+        pub(crate) fn new(_: Timed) -> Self {
             Ending
         }
         #[inline(always)]

@@ -16,13 +16,17 @@ use super::ended::{self, End, Refusal};
 use super::BoundInner;
 use crate::__private::ErrorSource;
 use crate::error::Error;
-use crate::events::Event;
+use crate::events::{Event, Events};
+use crate::stats::Counters;
 use crate::trace::{Ending, Stage};
 
 /// One admitted call of a bound operation, counted out of the gate when
 /// dropped.
 pub(crate) struct Admitted<'a, K: 'static> {
     bound: &'a BoundInner<K>,
+    /// Where the call's events go (the counters' shard of the thread that
+    /// admitted it, taken once).
+    counters: &'a Counters,
     /// Set by `finish` only: a drop without it is a cancellation.
     completed: bool,
     /// What the call's span records when it ends.
@@ -39,16 +43,24 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
         ending.end("stopping");
         return Err(Refusal::Stopping(Stage::Admission));
     }
-    bound.events().emit(Event::Admitted);
+    let counters = bound.counters.here();
+    bound.events_on(counters).emit(Event::Admitted);
     Ok(Admitted {
         bound,
+        counters,
         completed: false,
         ending,
         attempt: 0,
     })
 }
 
-impl<K> Admitted<'_, K> {
+impl<'a, K> Admitted<'a, K> {
+    /// The call's event sink.
+    #[inline(always)]
+    pub(crate) fn events(&self) -> Events<'a> {
+        self.bound.events_on(self.counters)
+    }
+
     /// Attempt number `attempt` is about to run (for the span's record).
     #[inline(always)]
     pub(crate) fn attempt(&mut self, attempt: u32) {
@@ -67,7 +79,7 @@ impl<K> Admitted<'_, K> {
     ) -> Result<T, Error<E>> {
         self.completed = true;
         self.ending.end_with(|| ended::label(&end));
-        ended::result(end, self.bound.events(), self.bound.contract, chain)
+        ended::result(end, self.events(), self.bound.contract, chain)
     }
 }
 
@@ -83,10 +95,10 @@ impl<K> Admitted<'_, K> {
         if std::thread::panicking() {
             self.ending.end("panicked");
             let attempt = self.attempt;
-            self.bound.events().emit(Event::Panicked { attempt });
+            self.events().emit(Event::Panicked { attempt });
         } else {
             self.ending.end("cancelled");
-            self.bound.events().emit(Event::Cancelled);
+            self.events().emit(Event::Cancelled);
         }
     }
 }

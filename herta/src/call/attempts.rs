@@ -103,7 +103,7 @@ pub(crate) fn classified<T: HandlerOutput>(
     contract: &'static Contract,
     attempt: u32,
     finished: Option<std::thread::Result<T>>,
-    classify: fn(&T::Err) -> Outcome,
+    classify: impl Fn(&T::Err) -> Outcome,
     events: Events<'_>,
     missed: bool,
 ) -> Result<T::Ok, End<T::Err>> {

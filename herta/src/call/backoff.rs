@@ -120,7 +120,11 @@ pub(crate) struct Failed {
 impl Failed {
     /// Reads `end`, the end of attempt number `attempt`, with `hint`.
     #[inline]
-    pub(crate) fn new<E>(attempt: u32, end: &End<E>, hint: fn(&E) -> Option<Duration>) -> Self {
+    pub(crate) fn new<E>(
+        attempt: u32,
+        end: &End<E>,
+        hint: impl Fn(&E) -> Option<Duration>,
+    ) -> Self {
         Failed {
             attempt,
             outcome: end.failure(),

@@ -44,7 +44,7 @@ macro_rules! stages {
                             key::wait(
                                 table,
                                 key,
-                                $inner.events(),
+                                $call.events(),
                                 &$limits,
                                 $contract,
                                 $inner.describe_key
@@ -59,14 +59,14 @@ macro_rules! stages {
             let mut permit = Some(match budgets::try_acquire($rt, &$inner.needs) {
                 Ok(permit) => permit,
                 Err(error) => stage!('stages,
-                    budgets::contended($rt, &$inner.needs, error, admission, $inner.events(), &$limits)
+                    budgets::contended($rt, &$inner.needs, error, admission, $call.events(), &$limits)
                         .await
                 ),
             });
             if $limits.passed() {
                 break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
             }
-            $inner.events().emit(Event::Started);
+            $call.events().emit(Event::Started);
             backoff::first_attempt($rt, $contract);
             let mut attempt = 1;
             loop {
@@ -79,14 +79,14 @@ macro_rules! stages {
                     Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
                     None => Some(run.await),
                 };
-                $inner.events().emit(Event::AttemptEnded(clock));
+                $call.events().emit(Event::AttemptEnded(clock));
                 let missed = finished.is_none() && deadline == $limits.deadline;
                 match attempts::classified(
                     $contract,
                     attempt,
                     finished,
-                    $classify,
-                    $inner.events(),
+                    &$classify,
+                    $call.events(),
                     missed,
                 ) {
                     Err(end)
@@ -98,9 +98,9 @@ macro_rules! stages {
                             $contract,
                             &$inner.needs,
                             &mut permit,
-                            backoff::Failed::new(attempt, &end, $retry_after),
+                            backoff::Failed::new(attempt, &end, &$retry_after),
                             &$limits,
-                            $inner.events(),
+                            $call.events(),
                         );
                         match next.await {
                             Ok(()) => {}
@@ -110,7 +110,7 @@ macro_rules! stages {
                             }
                         }
                         attempt += 1;
-                        $inner.events().emit(Event::Retrying { attempt });
+                        $call.events().emit(Event::Retrying { attempt });
                     }
                     end => break end,
                 }
