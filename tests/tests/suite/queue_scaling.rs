@@ -272,3 +272,32 @@ fn cancelling_waiters_queued_on_a_key_scales_linearly() {
         took
     });
 }
+
+/// The same cancellation storm on a bare `tokio::sync::Semaphore` (its
+/// waiters are intrusive in the futures, unlinked in O(1)): no assertion,
+/// a baseline for the two checks above on the machine at hand (how much of
+/// their ratio is the memory hierarchy, not the queue).
+#[test]
+#[ignore = "a timing baseline, not a behaviour: run it by hand (see RELIABILITY.md)"]
+fn cancelling_waiters_queued_on_a_tokio_semaphore_for_comparison() {
+    let tokio_rt = current_thread();
+    let _guard = tokio_rt.enter();
+    let n = common::env_count("HERTA_QUEUE_SCALING_N", 10_000);
+    best_ratio(
+        "baseline: cancel queued acquires on a tokio Semaphore",
+        n,
+        5.0,
+        |n| {
+            let semaphore = Arc::new(tokio::sync::Semaphore::new(1));
+            cancel(n, |hold| {
+                let semaphore = Arc::clone(&semaphore);
+                async move {
+                    let _permit = semaphore.acquire().await;
+                    if let Some(hold) = hold {
+                        hold.notified().await;
+                    }
+                }
+            })
+        },
+    );
+}
