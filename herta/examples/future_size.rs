@@ -23,7 +23,10 @@ fn main() {
     let plain = Work::bind(&rt).expect("bind");
     let retried = Retried::bind(&rt).expect("bind");
     let semaphore = tokio::sync::Semaphore::new(1);
-    println!("plain call: {} bytes", std::mem::size_of_val(&plain.call(1)));
+    println!(
+        "plain call: {} bytes",
+        std::mem::size_of_val(&plain.call(1))
+    );
     println!(
         "timeout + retry call: {} bytes",
         std::mem::size_of_val(&retried.call(1))
