@@ -196,13 +196,13 @@ mod imp {
     }
 
     /// What the call's span records when the call ends: when the call
-    /// began, only if its span is enabled (the clock is read only then), and
-    /// the attempts made so far. It holds no span (no drop glue): the end is
-    /// recorded on the current span, which is the call's (the call's future
-    /// runs inside it, polled and dropped).
+    /// began, only if its span is enabled (the clock is read only then);
+    /// the attempts are the admitted call's own count, given at the end. It
+    /// holds no span (no drop glue): the end is recorded on the current
+    /// span, which is the call's (the call's future runs inside it, polled
+    /// and dropped).
     pub(crate) struct Ending {
         since: Option<Instant>,
-        attempts: u32,
     }
 
     /// Whether a call's span is enabled: what its [`Ending`] is made from,
@@ -225,28 +225,22 @@ mod imp {
         pub(crate) fn new(timed: Timed) -> Self {
             Ending {
                 since: if timed.0 { Some(Instant::now()) } else { None },
-                attempts: 0,
             }
         }
 
-        /// Attempt number `attempt` is about to run.
+        /// Records `attempts` (the attempts made), `outcome` and
+        /// `duration_ms` on the span.
         #[inline(always)]
-        pub(crate) fn attempt(&mut self, attempt: u32) {
-            self.attempts = attempt;
-        }
-
-        /// Records `attempts`, `outcome` and `duration_ms` on the span.
-        #[inline(always)]
-        pub(crate) fn end(&self, outcome: &'static str) {
-            self.end_with(|| outcome);
+        pub(crate) fn end(&self, outcome: &'static str, attempts: u32) {
+            self.end_with(|| outcome, attempts);
         }
 
         /// [`end`](Self::end), the outcome worked out only if the span is
         /// enabled.
         #[inline(always)]
-        pub(crate) fn end_with(&self, outcome: impl FnOnce() -> &'static str) {
+        pub(crate) fn end_with(&self, outcome: impl FnOnce() -> &'static str, attempts: u32) {
             if let Some(since) = self.since {
-                record_end(outcome(), self.attempts, since);
+                record_end(outcome(), attempts, since);
             }
         }
     }
@@ -482,11 +476,9 @@ mod imp {
             Ending
         }
         #[inline(always)]
-        pub(crate) fn attempt(&mut self, _: u32) {}
+        pub(crate) fn end(&self, _: &'static str, _: u32) {}
         #[inline(always)]
-        pub(crate) fn end(&self, _: &'static str) {}
-        #[inline(always)]
-        pub(crate) fn end_with(&self, _: impl FnOnce() -> &'static str) {}
+        pub(crate) fn end_with(&self, _: impl FnOnce() -> &'static str, _: u32) {}
     }
 
     #[inline(always)]

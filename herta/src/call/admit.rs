@@ -31,7 +31,8 @@ pub(crate) struct Admitted<'a, K: 'static> {
     completed: bool,
     /// What the call's span records when it ends.
     ending: Ending,
-    /// The attempt running or last run (0 before the first).
+    /// The attempt running or last run (0 before the first): the span's
+    /// `attempts` and a panic's attempt number.
     attempt: u32,
 }
 
@@ -40,7 +41,7 @@ pub(crate) struct Admitted<'a, K: 'static> {
 #[inline]
 pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted<'_, K>, Refusal> {
     if !bound.runtime.inner.gate.enter() {
-        ending.end("stopping");
+        ending.end("stopping", 0);
         return Err(Refusal::Stopping(Stage::Admission));
     }
     let counters = bound.counters.here();
@@ -61,11 +62,10 @@ impl<'a, K> Admitted<'a, K> {
         self.bound.events_on(self.counters)
     }
 
-    /// Attempt number `attempt` is about to run (for the span's record).
+    /// Attempt number `attempt` is about to run.
     #[inline(always)]
     pub(crate) fn attempt(&mut self, attempt: u32) {
         self.attempt = attempt;
-        self.ending.attempt(attempt);
     }
 
     /// Marks the call complete and gives the caller its result (a handler's
@@ -78,7 +78,7 @@ impl<'a, K> Admitted<'a, K> {
         chain: S,
     ) -> Result<T, Error<E>> {
         self.completed = true;
-        self.ending.end_with(|| ended::label(&end));
+        self.ending.end_with(|| ended::label(&end), self.attempt);
         ended::result(end, self.events(), self.bound.contract, chain)
     }
 }
@@ -93,11 +93,11 @@ impl<K> Admitted<'_, K> {
     #[inline(never)]
     fn ended_unfinished(&mut self) {
         if std::thread::panicking() {
-            self.ending.end("panicked");
+            self.ending.end("panicked", self.attempt);
             let attempt = self.attempt;
             self.events().emit(Event::Panicked { attempt });
         } else {
-            self.ending.end("cancelled");
+            self.ending.end("cancelled", self.attempt);
             self.events().emit(Event::Cancelled);
         }
     }
