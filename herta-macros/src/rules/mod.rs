@@ -21,18 +21,12 @@ mod values;
 mod waiting;
 
 use crate::diag::Errors;
-use crate::model::{ContractItem, Operation};
+use crate::model::{Attr, ContractItem, Operation};
 
 /// Applies every rule to `op`, pushing the errors to `errors`.
 pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     let (attr, handler) = (&op.attr, &op.handler);
-    errors.extend(keys_and_words::rule_1_effect_required(attr));
-    errors.extend(keys_and_words::rule_2_unknown_words(attr));
-    errors.extend(retry::rule_3_no_uncertain_retry_of_non_idempotent(attr));
-    errors.extend(retry::rule_4_never_retried_outcomes(attr));
-    errors.extend(retry::rule_5_retry_attempts(attr));
-    errors.extend(resources::rule_6_units(attr));
-    errors.extend(resources::rule_7_resource_once(attr));
+    attribute_rules_before_item(attr, errors);
     errors.extend(values::rule_8_serialize_by_parameter(attr, handler));
     errors.extend(values::rule_10_timeout(attr));
     errors.extend(function::rule_11_handler_shape(handler));
@@ -41,12 +35,7 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
         &handler.states,
         &handler.sig.ident,
     ));
-    errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
-    errors.extend(values::name_not_empty(attr));
-    errors.extend(retry::rule_13_backoff(attr));
-    errors.extend(waiting::rule_10_durations(attr));
-    errors.extend(waiting::rule_14_max_wait_needs_wait(attr));
-    errors.extend(waiting::rule_17_limits_within_deadline(attr));
+    attribute_rules_after_item(attr, errors);
 }
 
 /// Applies the rules of a contract without a handler, in the same order:
@@ -56,6 +45,17 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
 /// arguments) becomes the layer's bound on requests (`herta::tower`).
 pub(crate) fn check_contract(contract: &ContractItem, errors: &mut Errors) {
     let attr = &contract.attr;
+    attribute_rules_before_item(attr, errors);
+    errors.extend(values::rule_8_scope_not_empty(attr));
+    errors.extend(values::rule_10_timeout(attr));
+    errors.extend(contract::rule_16_unit_struct(&contract.item));
+    attribute_rules_after_item(attr, errors);
+}
+
+/// The rules of the attribute alone reported before the item's (the
+/// order of the errors is the order users read them in, pinned by the ui
+/// snapshots): rules 1 to 7.
+fn attribute_rules_before_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(keys_and_words::rule_1_effect_required(attr));
     errors.extend(keys_and_words::rule_2_unknown_words(attr));
     errors.extend(retry::rule_3_no_uncertain_retry_of_non_idempotent(attr));
@@ -63,9 +63,11 @@ pub(crate) fn check_contract(contract: &ContractItem, errors: &mut Errors) {
     errors.extend(retry::rule_5_retry_attempts(attr));
     errors.extend(resources::rule_6_units(attr));
     errors.extend(resources::rule_7_resource_once(attr));
-    errors.extend(values::rule_8_scope_not_empty(attr));
-    errors.extend(values::rule_10_timeout(attr));
-    errors.extend(contract::rule_16_unit_struct(&contract.item));
+}
+
+/// The rules of the attribute alone reported after the item's: duplicate
+/// keys, the name, backoff, the durations, `max_wait` and the deadline.
+fn attribute_rules_after_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));
     errors.extend(values::name_not_empty(attr));
     errors.extend(retry::rule_13_backoff(attr));
