@@ -39,6 +39,7 @@ impl<'a> MakeWriter<'a> for Buffer {
 /// Runs `test` on a current-thread runtime with a paused clock under a fmt
 /// subscriber that logs span closes; returns the `close` lines.
 fn close_lines<F: Future>(test: impl FnOnce() -> F) -> Vec<String> {
+    let _serial = crate::serial();
     let buffer = Buffer::default();
     let subscriber = tracing_subscriber::fmt()
         .with_writer(buffer.clone())
@@ -118,6 +119,8 @@ fn throttled_cancelled_and_panicked_calls_say_so() {
             let (charge, gate) = (charge.clone(), gate.clone());
             async move { charge.call(gate).await }
         });
+        // Yields, not `common::until`: its 1 ms sleeps would move the
+        // paused clock and the durations checked below.
         while rt.stats().started == 0 {
             tokio::task::yield_now().await;
         }

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use herta::{Failure, Resource, Runtime};
@@ -145,7 +145,7 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
 /// Runs `test` on a paused current-thread runtime with `capture` (filtered
 /// at `max`) as this thread's subscriber.
 fn captured<F: Future>(max: LevelFilter, test: impl FnOnce(Capture) -> F) -> Capture {
-    let _serial = serial();
+    let _serial = crate::serial();
     let capture = Capture::default();
     let subscriber = tracing_subscriber::registry()
         .with(max)
@@ -162,19 +162,6 @@ fn captured<F: Future>(max: LevelFilter, test: impl FnOnce(Capture) -> F) -> Cap
                 .expect("the test finished within its bound");
         });
     capture
-}
-
-/// Runs the tests of this file one at a time.
-///
-/// tracing caches each callsite's interest globally, computed from the
-/// subscribers registered when the callsite is first hit; a thread without a
-/// subscriber hitting a callsite for the first time while another thread
-/// installs its own can leave that callsite disabled for the other thread.
-/// Applications install one global subscriber and never see this; tests that
-/// install one per thread must not race.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Yields until `cond` holds (bounded).
@@ -592,7 +579,7 @@ fn a_disabled_span_never_formats_the_key_and_warnings_still_name_the_operation()
     FORMATTED.with(|n| n.set(0));
     // No subscriber at all.
     {
-        let _serial = serial();
+        let _serial = crate::serial();
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
