@@ -25,7 +25,7 @@
 use tokio::time::Instant;
 
 use super::ended::End;
-use super::waiting::needs_timers;
+use super::waiting::{earliest, needs_timers};
 use crate::__private::HandlerOutput;
 use crate::context::Context;
 use crate::contract::Contract;
@@ -80,17 +80,16 @@ pub(crate) fn context(
         attempt,
         max_attempts: max_attempts(contract),
         deadline: {
-            let timeout = contract.timeout().map(|t| {
-                needs_timers(contract, "`timeout`");
-                Instant::now() + t
-            });
-            match deadline {
-                None => timeout,
-                Some(deadline) => {
-                    needs_timers(contract, "deadline");
-                    Some(timeout.map_or(deadline, |t| t.min(deadline)))
-                }
+            let timeout = contract.timeout().map(|t| Instant::now() + t);
+            let at = earliest(timeout, deadline);
+            if at.is_some() {
+                // One check per attempt that will build a timer.
+                needs_timers(
+                    contract,
+                    if timeout.is_some() { "`timeout`" } else { "deadline" },
+                );
             }
+            at
         },
     }
 }
