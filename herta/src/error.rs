@@ -47,7 +47,7 @@ pub enum Error<E> {
     /// retrying with `backoff` gives its budgets back while it sleeps, and
     /// if it cannot take them again (the same rules: `Reject` finds them
     /// busy, `max_wait` — counted from admission — runs out, a queue is
-    /// full) it ends `Throttled` after attempts that did run (DESIGN §8.6;
+    /// full) it ends `Throttled` after attempts that did run (see [failure semantics](crate::guide::failure_semantics);
     /// `attempts()` still reads 0, and the attempts' own error is not kept).
     Throttled {
         /// The operation's name.
@@ -79,8 +79,6 @@ pub enum Error<E> {
     },
 }
 
-/// One line naming the operation and what happened; the handler's error is
-/// the [`source`](std::error::Error::source), not part of the line.
 /// Every field but the hidden one that picks the error's `source()`.
 impl<E: fmt::Debug> fmt::Debug for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -133,6 +131,8 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
     }
 }
 
+/// One line naming the operation and what happened; the handler's error is
+/// the [`source`](std::error::Error::source), not part of the line.
 impl<E> fmt::Display for Error<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

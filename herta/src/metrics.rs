@@ -22,7 +22,7 @@
 //! | `herta_retries_denied_total` | counter | `operation` | calls whose retry the runtime's [`RetryBudget`](crate::RetryBudget) refused |
 //! | `herta_timeouts_total` | counter | `operation` | attempts that ran past the contract's `timeout` |
 //! | `herta_cancelled_total` | counter | `operation` | admitted calls dropped before they completed |
-//! | `herta_panics_total` | counter | `operation` | attempts whose handler panicked |
+//! | `herta_panics_total` | counter | `operation` | calls a panic ended: their handler's, one in code herta ran for them (`Classify`, a key's `Hash`), or their caller's while it awaited them (as `Stats::panicked`) |
 //! | `herta_wait_seconds` | histogram | `operation`, `stage` (`key`, `budgets`) | one sample per wait that ended in a grant, from the first poll that found the key (budgets) busy to the grant; a call that did not wait records nothing, a re-acquisition of the budgets after a backoff sleep is a `budgets` sample of its own. A wait that ended otherwise (`max_wait`, deadline, shutdown, cancellation) is counted by how the call ended, not sampled |
 //! | `herta_attempt_seconds` | histogram | `operation` | each attempt's duration, timed-out, panicking and deadline-dropped attempts included |
 //! | `herta_backoff_seconds` | histogram | `operation` | each backoff sleep started (the delay chosen: backoff, or the server's hint) |

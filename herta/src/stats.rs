@@ -116,7 +116,8 @@ pub struct OperationStats {
     pub stopped_waiting: u64,
     /// Admitted calls whose future was dropped before it completed.
     pub cancelled: u64,
-    /// Admitted calls whose handler panicked.
+    /// Admitted calls a panic ended (as [`Stats::panicked`]: the handler's,
+    /// one in code herta ran for the call, or the caller's while it awaited).
     pub panicked: u64,
     /// Admitted calls that ended with `Error::DeadlineExceeded`.
     pub deadline_exceeded: u64,

@@ -3,8 +3,9 @@
 //!
 //! Every call runs inside a span `herta.operation`, and emits events at the
 //! points one debugs: a wait for a key or for budgets (with how long), a
-//! throttled `Reject` call, a failed attempt, a retry, a timeout, a
-//! cancellation, a panic, a refusal because the runtime is stopping. All have
+//! throttled call, a failed attempt, a retry, a backoff sleep, a retry the
+//! retry budget denied, a timeout, a missed deadline, a cancellation, a
+//! panic, a refusal because the runtime is stopping. All have
 //! the target `herta`, so `RUST_LOG=herta=debug` (or a `Targets` filter
 //! `herta=debug`) shows them:
 //!
@@ -16,6 +17,8 @@
 //! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |
 //! | `attempt failed` | `DEBUG`; `WARN` when the outcome is `Uncertain` | `outcome`, `attempt` (1-based), `max_attempts` |
 //! | `retrying` | `DEBUG` | `attempt` (the one about to run), `max_attempts` |
+//! | `backing off` | `DEBUG` | `delay_ms` (f64, the sleep before the next attempt), `attempt` (the one that failed) |
+//! | `retry denied` | `WARN` | `operation`, `attempt`, `max_attempts` (the runtime's retry budget is empty: the call returns its last error) |
 //! | `timed out` | `WARN` | `operation`, `timeout_ms` (f64), `outcome` (`Transient` or `Uncertain`), `attempt`, `max_attempts` |
 //! | `cancelled` | `DEBUG` | — (the caller dropped the call before it completed) |
 //! | `panicked` | `WARN` | `operation`, `attempt`, `max_attempts` (the panic then propagates unchanged) |

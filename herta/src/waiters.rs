@@ -28,8 +28,8 @@
 //!   state, and the owner learns which state it was in: a `Queued` node is
 //!   unlinked in O(1) (the caller lets the waiters behind it proceed); a
 //!   `Granted` node's grant must be **handed on** (the caller gives the units
-//!   or the key to the next waiter) — a grant racing with a cancellation (or,
-//!   later, an expiry) is never lost.
+//!   or the key to the next waiter) — a grant racing with a cancellation (or
+//!   with the expiry of a `max_wait` or a deadline) is never lost.
 //!
 //! # Invariants
 //!

@@ -86,7 +86,11 @@ pub(crate) fn context(
                 // One check per attempt that will build a timer.
                 needs_timers(
                     contract,
-                    if timeout.is_some() { "`timeout`" } else { "deadline" },
+                    if timeout.is_some() {
+                        "`timeout`"
+                    } else {
+                        "deadline"
+                    },
                 );
             }
             at

@@ -26,8 +26,9 @@ impl<O: Operation> OperationService<O> {
     /// # Errors
     ///
     /// The [`BindError`] of [`Operation::bind`]: a resource the contract
-    /// names is not declared by `runtime` or is too small for one call, or a
-    /// shared key scope is keyed by another type.
+    /// names is not declared by `runtime`, is named twice or is too small
+    /// for one call, a shared key scope is keyed by another type, or the
+    /// runtime is closed.
     pub fn bind(runtime: &Runtime) -> Result<Self, BindError> {
         Ok(OperationService {
             op: O::bind(runtime)?,
