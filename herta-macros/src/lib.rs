@@ -144,9 +144,10 @@ use proc_macro::TokenStream;
 ///     that borrows or is not `Send + Sync + 'static`, `serialize_by` naming
 ///     the state, and `bind` called on an operation with state (its error
 ///     says to use `bind_with`);
+/// 16. (`#[herta::contract]` only, below) the item is not a unit struct
+///     without generics;
 /// 17. a `max_wait` or `timeout` not shorter than the `deadline` (the
 ///     deadline ends waits and attempts first, so it would never apply).
-///     Rule 16 is `#[herta::contract]`'s (below).
 ///
 /// A `Context` parameter is recognised by its type as written (a path
 /// ending in `Context`); under a renamed import (`use herta::Context as

@@ -28,7 +28,7 @@ pub(crate) fn contract(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// The struct and its items; the struct alone when it is generic (rule
-/// 15 reported it, and impls for it would only add errors).
+/// 16 reported it, and impls for it would only add errors).
 fn expand(contract: &ContractItem) -> TokenStream {
     let ContractItem { attr, item } = contract;
     let ident = &item.ident;

@@ -73,23 +73,13 @@ async fn a_state_passed_by_value_is_moved_in_once() {
     assert_eq!(op.clone().call("ada".into(), 5).await.unwrap(), 10);
 }
 
-/// A state whose `Clone` counts its clones, and which records where each
-/// attempt saw it.
+/// A state that records where each attempt saw it. Not `Clone`: that the
+/// operation compiles proves herta never clones its state, and the
+/// addresses seen show every attempt had the same one.
 #[derive(Default)]
 struct Counted {
-    clones: Arc<AtomicU32>,
     attempts: AtomicU32,
     seen_at: Mutex<Vec<(usize, Instant)>>,
-}
-
-impl Clone for Counted {
-    fn clone(&self) -> Self {
-        self.clones.fetch_add(1, Ordering::SeqCst);
-        Counted {
-            clones: Arc::clone(&self.clones),
-            ..Counted::default()
-        }
-    }
 }
 
 /// Fails `Transient` on its first two attempts.
@@ -131,7 +121,6 @@ async fn every_attempt_of_a_retried_call_sees_the_same_state_never_cloned() {
     // The backoff slept between the attempts (10 ms, then 20 ms).
     let times: Vec<Duration> = seen.iter().map(|&(_, t)| t - start).collect();
     assert_eq!(times, [0, 10, 30].map(Duration::from_millis));
-    assert_eq!(counted.clones.load(Ordering::SeqCst), 0);
     assert_eq!(rt.stats().retried, 2);
 }
 

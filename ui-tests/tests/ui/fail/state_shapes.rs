@@ -32,6 +32,12 @@ async fn by_mut(#[state] ledger: &mut Ledger, cents: u64) -> Result<u64, Failure
 }
 
 #[herta::operation(effect = Pure)]
+async fn pinned(#[state] ledger: &'static Ledger, cents: u64) -> Result<u64, Failure<String>> {
+    let _ = ledger;
+    Ok(cents)
+}
+
+#[herta::operation(effect = Pure)]
 async fn with_args(#[state(shared)] ledger: &Ledger, cents: u64) -> Result<u64, Failure<String>> {
     let _ = ledger;
     Ok(cents)
