@@ -1,87 +1,119 @@
-//! The admission gate: counts calls in and out, and closes for good.
+//! The admission gate: whether the runtime still admits calls, and the two
+//! signals that shutdown raises.
 //!
-//! One word holds `in_flight << 1 | closed`. A call enters by adding 2 and
-//! checking the closed bit of the old value in the same atomic step, so no
-//! call can slip in after [`Gate::close`] and escape the drain: either it sees
-//! the bit, or the drain's waiter sees its count.
+//! # Counting calls in and out without a shared write
 //!
-//! Two signals can be awaited: [`Gate::drained`] (closed and no call in
-//! flight: what `Runtime::shutdown` waits for) and [`Gate::closed`] (the gate
-//! has closed: what a wait inside a call, such as a backoff sleep, races so
-//! that it ends at once on shutdown). Both are cancel safe: dropping the
-//! future only drops its `Notified` registration.
+//! The gate keeps no count of its own. A call is counted in by its
+//! operation's `admitted` counter and out by the counter of the way it ended
+//! (`succeeded`, `failed`, `throttled`, `stopped_waiting`, `cancelled`,
+//! `panicked`, `deadline_exceeded`): counters every call bumps anyway, in
+//! its thread's shard ([`crate::stats`]), so two threads calling at once
+//! never write one cache line. Calls in flight are the admissions minus the
+//! endings, summed over every operation (`Registry::in_flight`). The gate
+//! itself is one flag, written once (by [`Gate::close`]) and read by every
+//! call twice: on cache lines of its own, it stays in every core's cache.
 //!
-//! The word and the signals come from the [`crate::loom`] facade, so the
-//! loom models (`gate/loom_tests.rs`) check this code: a call entering while
+//! The protocol is Dekker's: each side writes its own location, then reads
+//! the other's, all `SeqCst`, so at least one side sees the other.
+//!
+//! * **Enter** ([`Gate::enter`]): bump `admitted`, then read the flag. Set:
+//!   take the bump back, wake the drain (it may have counted the bump),
+//!   refuse.
+//! * **Exit** ([`Gate::exited`]): the call has released everything it held
+//!   and bumped its ending counter; then read the flag. Set: wake the drain.
+//! * **Close** ([`Gate::close`]): set the flag, then wake the `closed`
+//!   waiters and the drain.
+//! * **Drain** ([`Gate::drained`]): register for the wake-up, read the flag,
+//!   then count: every ending counter first, then every `admitted`. Done
+//!   when the flag is set and the two sums are equal.
+//!
+//! Why the drain cannot miss a call: a call that read the flag clear made
+//! its bump before `close`'s write in the one `SeqCst` order, so a drain
+//! that read the flag set counts that bump; a call that read it set wakes
+//! the drain after its own bump. Endings are summed before admissions, and
+//! every ending counted had its admission bumped before it, so equal sums
+//! mean no admitted call is still in flight (a later admission can only
+//! make the admissions larger, never equal by mistake).
+//!
+//! Both signals are cancel safe: dropping [`Gate::drained`] or
+//! [`Gate::closed`] only drops its `Notified` registration.
+//!
+//! The flag and the signals come from the [`crate::loom`] facade, so the
+//! loom models (`gate/loom_tests.rs`) check this code: calls entering while
 //! the gate closes, the last call out racing the drain, `closed` waiters.
+//! loom models `SeqCst` fences but not a `SeqCst` read after a `SeqCst`
+//! write to another location (tokio-rs/loom#180), so under loom each side
+//! adds a `SeqCst` fence between its write and its read
+//! ([`crate::loom::seq_cst_point`]); in a real build that point is
+//! nothing, the `SeqCst` operations alone give the guarantee.
 
-use crate::loom::{AtomicU64, Notify, Ordering};
+use crate::loom::{seq_cst_point, AtomicBool, Notify, Ordering};
 
 /// The admission gate of one runtime, on cache lines of its own: every call
-/// writes its word twice, and the runtime's fields every call reads (the
-/// budgets, the resources) must not share a line with it.
+/// reads its flag twice, and no write of a call's may evict it.
 #[repr(align(128))]
 pub(crate) struct Gate {
-    state: AtomicU64,
-    /// Woken when the last call leaves a closed gate.
+    closed: AtomicBool,
+    /// Woken by every call out of a closed gate (and by `close`).
     drained: Notify,
     /// Woken when the gate closes.
-    closed: Notify,
+    closing: Notify,
 }
 
-const CLOSED: u64 = 1;
-const ONE: u64 = 2;
-
 impl Gate {
-    /// An open gate with no call in flight.
+    /// An open gate.
     pub(crate) fn new() -> Self {
         Gate {
-            state: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
             drained: Notify::new(),
-            closed: Notify::new(),
+            closing: Notify::new(),
         }
     }
 
-    /// Counts a call in; `false` (and nothing counted) when closed.
+    /// Counts a call in with `count_in` (a `SeqCst` add to the call's
+    /// `admitted` counter), then checks the gate: `false` when it is
+    /// closed, after `take_back` (a `SeqCst` subtraction of that add).
     #[inline]
-    pub(crate) fn enter(&self) -> bool {
-        let prev = self.state.fetch_add(ONE, Ordering::SeqCst);
-        if prev & CLOSED != 0 {
-            self.exit();
+    pub(crate) fn enter(&self, count_in: impl FnOnce(), take_back: impl FnOnce()) -> bool {
+        count_in();
+        if self.closed_after_a_count() {
+            take_back();
+            self.drained.notify_waiters();
             return false;
         }
         true
     }
 
-    /// Counts a call out, waking the drain when it was the last one.
+    /// A call has left: it released what it held and counted its ending
+    /// (a `SeqCst` add). Wakes the drain when the gate is closed.
     #[inline]
-    pub(crate) fn exit(&self) {
-        let prev = self.state.fetch_sub(ONE, Ordering::SeqCst);
-        if prev == ONE | CLOSED {
+    pub(crate) fn exited(&self) {
+        if self.closed_after_a_count() {
             self.drained.notify_waiters();
         }
     }
 
+    /// The flag, read after a count (see the module's protocol).
+    #[inline(always)]
+    fn closed_after_a_count(&self) -> bool {
+        seq_cst_point();
+        self.closed.load(Ordering::SeqCst)
+    }
+
     /// Closes the gate for good and wakes every [`closed`](Gate::closed)
-    /// waiter (and every [`drained`](Gate::drained) one, when no call is in
-    /// flight). Idempotent.
+    /// waiter and every [`drained`](Gate::drained) one (which counts
+    /// again). Idempotent.
     pub(crate) fn close(&self) {
-        let prev = self.state.fetch_or(CLOSED, Ordering::SeqCst);
-        self.closed.notify_waiters();
-        if prev < ONE {
-            self.drained.notify_waiters();
-        }
+        self.closed.store(true, Ordering::SeqCst);
+        seq_cst_point();
+        self.closing.notify_waiters();
+        self.drained.notify_waiters();
     }
 
     /// Whether [`close`](Gate::close) was called.
     #[inline]
     pub(crate) fn is_closed(&self) -> bool {
-        self.state.load(Ordering::SeqCst) & CLOSED != 0
-    }
-
-    /// Calls counted in and not yet out, now.
-    pub(crate) fn in_flight(&self) -> u64 {
-        self.state.load(Ordering::SeqCst) >> 1
+        self.closed.load(Ordering::SeqCst)
     }
 
     /// Resolves once the gate is closed (at once if it already is).
@@ -89,13 +121,18 @@ impl Gate {
     /// The "closed" signal a wait inside a call (a backoff sleep) selects
     /// on, so that it ends as soon as the runtime closes.
     pub(crate) async fn closed(&self) {
-        self.wait_for(&self.closed, || self.is_closed()).await;
+        self.wait_for(&self.closing, || self.is_closed()).await;
     }
 
-    /// Resolves once the gate is closed and no call is in flight.
-    pub(crate) async fn drained(&self) {
+    /// Resolves once the gate is closed and `in_flight` (the calls
+    /// admitted and not ended, counted endings first: see the module's
+    /// protocol) reads zero.
+    pub(crate) async fn drained(&self, in_flight: impl Fn() -> u64) {
         self.wait_for(&self.drained, || {
-            self.state.load(Ordering::SeqCst) == CLOSED
+            self.is_closed() && {
+                seq_cst_point();
+                in_flight() == 0
+            }
         })
         .await;
     }
@@ -118,22 +155,47 @@ impl Gate {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::sync::atomic::AtomicU64;
     use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;
 
+    /// One operation's two counts, as the gate's callers keep them.
+    #[derive(Default)]
+    struct Count {
+        admitted: AtomicU64,
+        ended: AtomicU64,
+    }
+
+    impl Count {
+        fn enter(&self, gate: &Gate) -> bool {
+            gate.enter(
+                || drop(self.admitted.fetch_add(1, Ordering::SeqCst)),
+                || drop(self.admitted.fetch_sub(1, Ordering::SeqCst)),
+            )
+        }
+        fn exit(&self, gate: &Gate) {
+            self.ended.fetch_add(1, Ordering::SeqCst);
+            gate.exited();
+        }
+        fn in_flight(&self) -> u64 {
+            let ended = self.ended.load(Ordering::SeqCst);
+            self.admitted.load(Ordering::SeqCst) - ended
+        }
+    }
+
     #[test]
     fn a_closed_gate_refuses_and_counts_nothing() {
-        let gate = Gate::new();
-        assert!(gate.enter());
-        assert_eq!(gate.in_flight(), 1);
+        let (gate, count) = (Gate::new(), Count::default());
+        assert!(count.enter(&gate));
+        assert_eq!(count.in_flight(), 1);
         gate.close();
         assert!(gate.is_closed());
-        assert!(!gate.enter());
-        assert_eq!(gate.in_flight(), 1);
-        gate.exit();
-        assert_eq!(gate.in_flight(), 0);
+        assert!(!count.enter(&gate));
+        assert_eq!(count.in_flight(), 1);
+        count.exit(&gate);
+        assert_eq!(count.in_flight(), 0);
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -164,25 +226,25 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn drained_waits_for_the_last_call_out() {
-        let gate = Arc::new(Gate::new());
-        assert!(gate.enter());
+        let (gate, count) = (Arc::new(Gate::new()), Arc::new(Count::default()));
+        assert!(count.enter(&gate));
         gate.close();
         let drain = tokio::spawn({
-            let gate = Arc::clone(&gate);
-            async move { gate.drained().await }
+            let (gate, count) = (Arc::clone(&gate), Arc::clone(&count));
+            async move { gate.drained(|| count.in_flight()).await }
         });
         tokio::task::yield_now().await;
         assert!(!drain.is_finished());
-        gate.exit();
+        count.exit(&gate);
         drain.await.unwrap();
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_drain_started_before_close_waits_for_close() {
-        let gate = Arc::new(Gate::new());
+        let (gate, count) = (Arc::new(Gate::new()), Arc::new(Count::default()));
         let drain = tokio::spawn({
-            let gate = Arc::clone(&gate);
-            async move { gate.drained().await }
+            let (gate, count) = (Arc::clone(&gate), Arc::clone(&count));
+            async move { gate.drained(|| count.in_flight()).await }
         });
         tokio::task::yield_now().await;
         assert!(!drain.is_finished(), "no call in flight, but still open");

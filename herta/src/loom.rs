@@ -5,12 +5,12 @@
 //! Build the models with `RUSTFLAGS="--cfg loom"` (see RELIABILITY.md).
 
 #[cfg(loom)]
-pub(crate) use ::loom::sync::atomic::{AtomicU32, AtomicU64};
+pub(crate) use ::loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 #[cfg(loom)]
 pub(crate) use ::loom::sync::{Mutex, MutexGuard};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
@@ -25,6 +25,17 @@ pub(crate) use tokio::sync::Notify;
 mod notify;
 #[cfg(loom)]
 pub(crate) use notify::Notify;
+
+/// Between a `SeqCst` write and a `SeqCst` read of another location that
+/// must not pass it (the gate's Dekker protocol, `gate.rs`): nothing in a
+/// real build, where the `SeqCst` operations themselves forbid that
+/// reordering; a `SeqCst` fence under loom, which models fences but lets a
+/// `SeqCst` read pass an earlier `SeqCst` write (tokio-rs/loom#180).
+#[inline(always)]
+pub(crate) fn seq_cst_point() {
+    #[cfg(loom)]
+    ::loom::sync::atomic::fence(Ordering::SeqCst);
+}
 
 /// Locks `mutex`. A panic while it was held cannot leave the state half
 /// updated (every critical section either completes or panics before its

@@ -137,7 +137,8 @@ impl Runtime {
     /// [`close`](Runtime::close) there instead; it returns at once.
     pub async fn shutdown(&self) {
         self.close();
-        self.inner.gate.drained().await;
+        let operations = &self.inner.operations;
+        self.inner.gate.drained(|| operations.in_flight()).await;
     }
 
     /// Whether [`close`](Runtime::close) or [`shutdown`](Runtime::shutdown) was called.
@@ -172,9 +173,7 @@ impl Runtime {
                 queue_limit: b.queue_limit,
             })
             .collect();
-        inner
-            .operations
-            .stats(inner.gate.in_flight(), keys, resources)
+        inner.operations.stats(keys, resources)
     }
 
     /// The key table of `space`, created on first use and recorded as keyed

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// | relation | when |
 /// |---|---|
 /// | `finished = succeeded + failed + throttled + stopped_waiting + cancelled + panicked + deadline_exceeded` | always (`finished` is that sum) |
-/// | `admitted = finished + in_flight` | once no call is between two steps (e.g. after every call returned) |
+/// | `admitted = finished + in_flight` | always (`in_flight` is that difference, read in the same snapshot) |
 /// | `started <= admitted`, and `started` = calls that ran at least one attempt | always |
 /// | attempts run = `started + retried`; `timed_out <= started + retried` | always |
 ///
@@ -71,7 +71,8 @@ pub struct Stats {
     pub retried: u64,
     /// Attempts that ran past the contract's timeout.
     pub timed_out: u64,
-    /// Admitted calls not yet finished, now.
+    /// Admitted calls not yet finished: `admitted - finished` of this
+    /// snapshot.
     pub in_flight: u64,
     /// Keys held or waited for across all key spaces, now (0 when idle).
     pub keys: usize,
@@ -332,10 +333,35 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    /// Adds one to `counter`.
+    /// Adds one to `counter`. `SeqCst`: `admitted` and the counters a call
+    /// ends in are also the admission gate's count of calls in flight
+    /// (`gate.rs` explains the protocol); on x86-64 any ordering of this
+    /// add is the same one locked instruction.
     #[inline]
     pub(crate) fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Takes back the `admitted` add of a call the closed gate refused.
+    #[cold]
+    pub(crate) fn take_back_admission(&self) {
+        self.admitted.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The counters a call ends in, summed (`SeqCst` loads).
+    fn ended(&self) -> u64 {
+        [
+            &self.succeeded,
+            &self.failed,
+            &self.throttled,
+            &self.stopped_waiting,
+            &self.cancelled,
+            &self.panicked,
+            &self.deadline_exceeded,
+        ]
+        .iter()
+        .map(|c| c.load(Ordering::SeqCst))
+        .sum()
     }
 
     /// The counters read now, one by one (relaxed), as an operation's
@@ -417,14 +443,22 @@ impl Registry {
         counters
     }
 
+    /// Calls admitted and not yet ended, over every operation: the
+    /// admission gate's count (`gate.rs`). Every shard's ending counters are
+    /// summed before any `admitted`, so an ending is never counted without
+    /// its admission, and zero means no admitted call is in flight.
+    pub(crate) fn in_flight(&self) -> u64 {
+        let bound = self.bound.lock().unwrap_or_else(PoisonError::into_inner);
+        let shards = || bound.iter().flat_map(|(_, c)| c.shards.iter());
+        let ended: u64 = shards().map(Counters::ended).sum();
+        let admitted: u64 = shards().map(|c| c.admitted.load(Ordering::SeqCst)).sum();
+        admitted.saturating_sub(ended)
+    }
+
     /// The counters read now, summed per operation name and over all, with
-    /// the figures read elsewhere: calls in flight, keys, and every budget.
-    pub(crate) fn stats(
-        &self,
-        in_flight: u64,
-        keys: usize,
-        resources: Vec<ResourceStats>,
-    ) -> Stats {
+    /// the figures read elsewhere: keys, and every budget. Calls in flight
+    /// are the snapshot's `admitted - finished`.
+    pub(crate) fn stats(&self, keys: usize, resources: Vec<ResourceStats>) -> Stats {
         let mut operations: Vec<OperationStats> = Vec::new();
         for (name, counters) in self
             .bound
@@ -456,7 +490,7 @@ impl Registry {
             started: all.started,
             retried: all.retried,
             timed_out: all.timed_out,
-            in_flight,
+            in_flight: all.admitted.saturating_sub(all.finished),
             keys,
             resources,
             retries_denied: all.retries_denied,

@@ -1,11 +1,13 @@
-//! Stage 1, admission: the runtime's gate counts the call in, or refuses it
-//! because the runtime is stopping.
+//! Stage 1, admission: the call counts itself `admitted` and passes the
+//! runtime's gate, or is refused because the runtime is stopping.
 //!
 //! An admitted call is an [`Admitted`] guard, and [`Admitted::finish`] is the
 //! one place a call is marked complete (and counted by how it ended). The
-//! guard's drop counts the call out of the gate (waking a drain), on every
-//! path; a drop before `finish` is a cancellation, or, while the thread
-//! panics, a panic (counted `panicked`).
+//! counter a call ends in is its count out of the gate (`gate.rs`), so it is
+//! bumped last, once the call holds nothing: by `finish` after the stages
+//! released the key and budgets, or by the guard's drop; the drop then
+//! lets the gate wake a drain. A drop before `finish` is a cancellation,
+//! or, while the thread panics, a panic (counted `panicked`).
 //!
 //! Cancel safety: admission never waits. Dropping the call future at any
 //! later point drops the guard after the later stages have released their
@@ -40,12 +42,15 @@ pub(crate) struct Admitted<'a, K: 'static> {
 /// gate is closed (its span then records the refusal).
 #[inline]
 pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted<'_, K>, Refusal> {
-    if !bound.runtime.inner.gate.enter() {
+    let counters = bound.counters.here();
+    let admitted = bound.runtime.inner.gate.enter(
+        || bound.events_on(counters).emit(Event::Admitted),
+        || counters.take_back_admission(),
+    );
+    if !admitted {
         ending.end("stopping", 0);
         return Err(Refusal::Stopping(Stage::Admission));
     }
-    let counters = bound.counters.here();
-    bound.events_on(counters).emit(Event::Admitted);
     Ok(Admitted {
         bound,
         counters,
@@ -109,6 +114,8 @@ impl<K> Drop for Admitted<'_, K> {
         if !self.completed {
             self.ended_unfinished();
         }
-        self.bound.runtime.inner.gate.exit();
+        // The call's ending is counted (by `finish`, or just above): it is
+        // out of the gate's count, which may wake the drain.
+        self.bound.runtime.inner.gate.exited();
     }
 }

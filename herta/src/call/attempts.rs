@@ -120,10 +120,9 @@ pub(crate) fn classified<T: HandlerOutput>(
                 source,
             }
         }),
-        Some(Err(panic)) => {
-            events.emit(Event::Panicked { attempt });
-            Err(End::Panicked(panic))
-        }
+        // Counted (`panicked`) when the call ends, after it released what it
+        // held: that count is also the call's count out of the gate.
+        Some(Err(panic)) => Err(End::Panicked { attempt, panic }),
         None if missed => Err(End::DeadlineExceeded {
             outcome: contract.effect().timeout_outcome(),
             attempts: attempt,

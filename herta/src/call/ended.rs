@@ -48,8 +48,13 @@ pub(crate) enum End<E> {
         /// Attempts made, the timed-out one included.
         attempts: u32,
     },
-    /// An attempt's handler panicked with this payload.
-    Panicked(Box<dyn Any + Send>),
+    /// Attempt number `attempt`'s handler panicked with this payload.
+    Panicked {
+        /// The attempt that panicked, 1-based.
+        attempt: u32,
+        /// The panic's payload, resumed unchanged.
+        panic: Box<dyn Any + Send>,
+    },
     /// The call's deadline passed during an attempt, which was dropped.
     DeadlineExceeded {
         /// What the dropped attempt means for this effect (as a timeout).
@@ -66,7 +71,7 @@ impl<E> End<E> {
     pub(crate) fn failure(&self) -> Option<Outcome> {
         match self {
             End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Some(*outcome),
-            End::Refused(_) | End::Panicked(_) | End::DeadlineExceeded { .. } => None,
+            End::Refused(_) | End::Panicked { .. } | End::DeadlineExceeded { .. } => None,
         }
     }
 }
@@ -94,7 +99,7 @@ pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
         Err(End::Refused(Refusal::Throttled(_))) => "throttled",
         Err(End::Refused(Refusal::Stopping(_))) => "stopping",
         Err(End::Refused(Refusal::DeadlineExceeded) | End::DeadlineExceeded { .. }) => "deadline",
-        Err(End::Panicked(_)) => "panicked",
+        Err(End::Panicked { .. }) => "panicked",
     }
 }
 
@@ -149,7 +154,10 @@ fn error<E>(
                 outcome,
             }
         }
-        End::Panicked(panic) => std::panic::resume_unwind(panic),
+        End::Panicked { attempt, panic } => {
+            events.emit(Event::Panicked { attempt });
+            std::panic::resume_unwind(panic)
+        }
         End::Refused(Refusal::Stopping(stage)) => {
             events.emit(Event::Stopping(stage));
             Error::Stopping { operation }
