@@ -39,8 +39,12 @@ impl Count {
 
     fn enter(&self, gate: &Gate) -> bool {
         gate.enter(
-            || drop(self.admitted.fetch_add(1, Ordering::SeqCst)),
-            || drop(self.admitted.fetch_sub(1, Ordering::SeqCst)),
+            || {
+                self.admitted.fetch_add(1, Ordering::SeqCst);
+            },
+            || {
+                self.admitted.fetch_sub(1, Ordering::SeqCst);
+            },
         )
     }
 
