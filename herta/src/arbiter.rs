@@ -12,9 +12,9 @@
 //! # Two layers
 //!
 //! **Per budget, one atomic word**: `free units << 1 | SLOW`. While `SLOW`
-//! is clear, no queued waiter needs the budget, and a single-budget call
-//! takes and returns units with one compare-and-swap each, without the lock
-//! (the uncontended path). `SLOW` is set, under the lock, while some waiter
+//! is clear, no queued waiter needs the budget, and a call takes and returns
+//! units with one compare-and-swap per budget, without the lock (the
+//! uncontended path). `SLOW` is set, under the lock, while some waiter
 //! needing the budget is queued, while a lock holder works on the budget, and
 //! for good once the arbiter is closed. While it is set, the word changes
 //! only under the lock (the CAS of the fast path fails on it and falls back
@@ -25,9 +25,15 @@
 //! waiter core, [`crate::waiters`]: O(1) unlink of a cancelled waiter, wakers
 //! woken after the lock is released, no allocation per pass), and per budget
 //! the number of queued waiters needing it, a `blocked` flag, and the data
-//! of the fairness bound below. Multi-budget calls always take the lock: they
-//! set `SLOW` on each of their budgets before reading them, so no other
-//! caller ever sees a partial take.
+//! of the fairness bound below.
+//!
+//! **Several budgets without the lock**: a call reads every word (one
+//! `SLOW`: take the lock; one short: busy, nothing taken), then takes them
+//! in index order. A caller racing in between makes it give back what it
+//! took (through the lock if `SLOW` by then) and take the lock; that
+//! partial take looks to others like a call that took and gave back at
+//! once (a `Reject` caller may be throttled by it). Under the lock, `SLOW`
+//! is set on each budget before it is read: no partial take is seen.
 //!
 //! A waiter holds **no** unit until it is granted all of its units in one
 //! step, so no waiter holds one budget while it waits for another: there is
@@ -92,8 +98,8 @@
 //!
 //! # Costs
 //!
-//! Uncontended single-budget call: one CAS to take, one to give back, no
-//! allocation. A cancelled waiter: O(budgets it needs) to unlink plus a pass,
+//! Uncontended call: one CAS per budget to take, one per budget to give
+//! back, no allocation. A cancelled waiter: O(budgets it needs) to unlink plus a pass,
 //! which stops at once when no budget with waiters has free units (a full
 //! budget's disconnect storm costs O(1) per waiter). While some budget with
 //! waiters has free units (a multi-budget queue short elsewhere), a pass may
@@ -112,7 +118,7 @@ use crate::waiters::{List, Status, Waiters, WakeList};
 mod budget;
 mod state;
 
-use budget::{Budget, Fast, UNIT};
+use budget::{Budget, Fast, FastAll, UNIT};
 #[cfg(all(test, loom))]
 pub(crate) use state::Event;
 use state::{State, Track};
@@ -247,6 +253,13 @@ impl Arbiter {
                 Fast::Taken => return Ok(self.permit(needs, 0)),
                 Fast::Short => return Err(TryAcquireError::Busy(n.resource)),
                 Fast::Slow => {}
+            }
+        } else {
+            match budget::try_take_all_fast(&self.budgets, needs) {
+                FastAll::Taken => return Ok(self.permit(needs, 0)),
+                FastAll::Short(busy) => return Err(TryAcquireError::Busy(busy)),
+                FastAll::Raced(taken) => self.release(&needs[..taken], 0),
+                FastAll::Slow => {}
             }
         }
         self.try_acquire_locked(needs)

@@ -1,6 +1,7 @@
 //! The lock-free part of a budget: one atomic word (free units and a
 //! `SLOW` flag) on its own cache line; see the arbiter's module docs.
 
+use super::Need;
 use crate::loom::{AtomicU32, AtomicU64, Ordering};
 
 /// The word's flag: go through the lock.
@@ -27,6 +28,45 @@ pub(super) enum Fast {
     Short,
     /// `SLOW` is set: take the lock.
     Slow,
+}
+
+/// How a lock-free take of several budgets went ([`try_take_all_fast`]).
+pub(super) enum FastAll {
+    /// Every need taken.
+    Taken,
+    /// Short of units on this budget (by index), which no waiter needs;
+    /// nothing taken.
+    Short(usize),
+    /// A budget is `SLOW`; nothing taken: take the lock.
+    Slow,
+    /// The first `n` needs were taken, then a budget turned short or `SLOW`
+    /// under a concurrent caller: give those back, then take the lock.
+    Raced(usize),
+}
+
+/// Takes every need of a multi-budget call without the lock, when no budget
+/// it needs is `SLOW` (no waiter needs it) and each has the units. It looks
+/// at every word first, so that a call short of a unit, or one that must
+/// take the lock, takes nothing; then takes them one by one in the needs'
+/// (index) order, so a partial take exists only while another caller races
+/// it between the look and the take.
+#[inline]
+pub(super) fn try_take_all_fast(budgets: &[Budget], needs: &[Need]) -> FastAll {
+    for n in needs {
+        let word = budgets[n.resource].word.load(Ordering::Relaxed);
+        if word & SLOW != 0 {
+            return FastAll::Slow;
+        }
+        if word < u64::from(n.units) * UNIT {
+            return FastAll::Short(n.resource);
+        }
+    }
+    for (taken, n) in needs.iter().enumerate() {
+        if !matches!(budgets[n.resource].try_take_fast(n.units), Fast::Taken) {
+            return FastAll::Raced(taken);
+        }
+    }
+    FastAll::Taken
 }
 
 impl Budget {

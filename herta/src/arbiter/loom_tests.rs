@@ -224,3 +224,48 @@ fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left()
         );
     });
 }
+
+/// Two-budget calls on the lock-free path racing each other and a
+/// single-budget waiter: never over capacity on either budget (a raced
+/// partial take is given back), and every waiter finishes.
+#[test]
+fn two_budget_fast_paths_racing_never_exceed_capacity() {
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let arb = Arc::new(Arbiter::new([1, 1]));
+        let inside = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+        let run = |inside: &[AtomicU32; 2], budgets: &[usize]| {
+            for &b in budgets {
+                assert_eq!(inside[b].fetch_add(1, Ordering::SeqCst), 0, "over capacity");
+            }
+            for &b in budgets {
+                inside[b].fetch_sub(1, Ordering::SeqCst);
+            }
+        };
+        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let prober = thread::spawn(move || {
+            let both = needs(&[(0, 1), (1, 1)]);
+            if let Ok(p) = a.try_acquire(&both) {
+                run(&i, &[0, 1]);
+                drop(p);
+            };
+        });
+        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let waiter = thread::spawn(move || {
+            let second = needs(&[(1, 1)]);
+            let p = block_on(a.acquire(&second)).unwrap();
+            run(&i, &[1]);
+            drop(p);
+        });
+        let both = needs(&[(0, 1), (1, 1)]);
+        if let Ok(p) = arb.try_acquire(&both) {
+            run(&inside, &[0, 1]);
+            drop(p);
+        }
+        prober.join().unwrap();
+        waiter.join().unwrap();
+        assert_quiescent(&arb);
+    });
+}
