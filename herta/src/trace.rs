@@ -113,22 +113,49 @@ impl Waited {
     }
 }
 
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+pin_project_lite::pin_project! {
+    /// [`timed`]'s future: `fut`, and when it first returned `Pending`.
+    ///
+    /// A future type, not an `async fn`: an `async fn` taking a future
+    /// keeps it twice in its state (as its argument and as what it
+    /// awaits), and a call's waits nest three such layers.
+    pub(crate) struct TimedWait<F> {
+        #[pin]
+        fut: F,
+        since: Option<tokio::time::Instant>,
+    }
+}
+
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+impl<F: std::future::Future> std::future::Future for TimedWait<F> {
+    type Output = (F::Output, Waited);
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        match this.fut.poll(cx) {
+            std::task::Poll::Ready(output) => {
+                std::task::Poll::Ready((output, Waited(this.since.take())))
+            }
+            std::task::Poll::Pending => {
+                if this.since.is_none() {
+                    *this.since = Some(tokio::time::Instant::now());
+                }
+                std::task::Poll::Pending
+            }
+        }
+    }
+}
+
 /// Awaits `fut`, noting when it began to wait if its first poll was
-/// `Pending` (the clock is read only then).
+/// `Pending` (the clock is read only then). Cancel safe if `fut` is.
 #[cfg(any(feature = "tracing", feature = "metrics"))]
 #[inline]
-pub(crate) async fn timed<F: std::future::Future>(fut: F) -> (F::Output, Waited) {
-    let mut fut = std::pin::pin!(fut);
-    let mut since = None;
-    let output = std::future::poll_fn(|cx| {
-        let poll = fut.as_mut().poll(cx);
-        if poll.is_pending() && since.is_none() {
-            since = Some(tokio::time::Instant::now());
-        }
-        poll
-    })
-    .await;
-    (output, Waited(since))
+pub(crate) fn timed<F: std::future::Future>(fut: F) -> TimedWait<F> {
+    TimedWait { fut, since: None }
 }
 
 /// Nothing measured (neither `tracing` nor `metrics`).
@@ -147,8 +174,10 @@ impl Waited {
 
 #[cfg(not(any(feature = "tracing", feature = "metrics")))]
 #[inline(always)]
-pub(crate) async fn timed<F: std::future::Future>(fut: F) -> (F::Output, Waited) {
-    (fut.await, Waited)
+pub(crate) fn timed<F: std::future::Future>(
+    fut: F,
+) -> impl std::future::Future<Output = (F::Output, Waited)> {
+    futures_util::FutureExt::map(fut, |output| (output, Waited))
 }
 
 #[cfg(feature = "tracing")]

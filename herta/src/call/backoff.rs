@@ -197,9 +197,14 @@ pub(crate) async fn between<'a>(
             tokio::task::yield_now().await;
         }
     };
-    let closed = std::pin::pin!(rt.gate.closed());
-    let slept = std::pin::pin!(slept);
-    if let Either::Left(_) = select(closed, slept).await {
+    // In a block of its own, so the sleep and the signal are gone (not kept
+    // in the call's state) while it re-acquires its budgets.
+    let closed_first = {
+        let closed = std::pin::pin!(rt.gate.closed());
+        let slept = std::pin::pin!(slept);
+        matches!(select(closed, slept).await, Either::Left(_))
+    };
+    if closed_first {
         return Err(Stop::Last);
     }
     *budgets = Some(reacquire(rt, needs, contract.admission(), events, limits).await?);

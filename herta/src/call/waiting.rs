@@ -24,6 +24,8 @@
 //! built unless a limit is set.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use tokio::time::Instant;
 
@@ -126,11 +128,38 @@ pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant
 
 /// Awaits `wait` until `until`; `None` if it ran out first. Dropping the
 /// wait on expiry withdraws it (a grant it got meanwhile is handed on).
+/// Cancel safe if `wait` is.
 #[inline]
-pub(crate) async fn bounded<F: Future>(until: Option<Instant>, wait: F) -> Option<F::Output> {
+pub(crate) fn bounded<F: Future>(until: Option<Instant>, wait: F) -> Bounded<F> {
     match until {
-        Some(at) => tokio::time::timeout_at(at, wait).await.ok(),
-        None => Some(wait.await),
+        Some(at) => Bounded::Until {
+            wait: tokio::time::timeout_at(at, wait),
+        },
+        None => Bounded::Unbounded { wait },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`bounded`]'s future: the wait, with its timer only when bounded.
+    ///
+    /// A future type, not an `async fn`: an `async fn` taking a future
+    /// keeps it twice in its state (as its argument and as what it awaits).
+    #[project = BoundedProj]
+    pub(crate) enum Bounded<F> {
+        Unbounded { #[pin] wait: F },
+        Until { #[pin] wait: tokio::time::Timeout<F> },
+    }
+}
+
+impl<F: Future> Future for Bounded<F> {
+    type Output = Option<F::Output>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            BoundedProj::Unbounded { wait } => wait.poll(cx).map(Some),
+            BoundedProj::Until { wait } => wait.poll(cx).map(Result::ok),
+        }
     }
 }
 
