@@ -229,14 +229,20 @@ impl WakeList {
         }
     }
 
-    /// Wakes everything collected. Call with no lock held.
-    pub(crate) fn wake_all(self) {
-        let WakeList { inline, spill } = self;
-        for w in inline {
+    /// Wakes everything collected, emptying the list. Call with no lock
+    /// held. By reference and draining in place: taking the list by value
+    /// (and iterating the array by value) copied its 544 bytes twice, most
+    /// of the cost of a cancelled waiter's drop when nothing is to be woken
+    /// (measured with callgrind, `queue_scaling`).
+    #[inline]
+    pub(crate) fn wake_all(&mut self) {
+        for w in self.inline.drain(..) {
             w.wake();
         }
-        for w in spill {
-            w.wake();
+        if !self.spill.is_empty() {
+            for w in self.spill.drain(..) {
+                w.wake();
+            }
         }
     }
 }
