@@ -9,11 +9,6 @@
 //!
 //! Instruction counts are deterministic, so two builds can be compared
 //! without a quiet machine.
-//!
-//! `herta-routine` awaits the call inside a future that a closure returns,
-//! as criterion's `to_async(..).iter(..)` does: that future is moved once
-//! per call, so it shows what the call future's size costs a caller that
-//! moves it (compare with `herta`).
 
 use std::hint::black_box;
 
@@ -44,12 +39,6 @@ fn main() {
                 "semaphore" => {
                     let _permit = sem.acquire().await.expect("open");
                     black_box(i);
-                }
-                "herta-routine" => {
-                    // As criterion's `to_async(..).iter(routine)` awaits it:
-                    // the call inside a future returned by a closure.
-                    let routine = || async { black_box(op.call(i).await.ok()) };
-                    black_box(routine().await);
                 }
                 _ => {
                     black_box(op.call(i).await.ok());

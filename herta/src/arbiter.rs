@@ -32,7 +32,8 @@
 //! in index order. A caller racing in between makes it give back what it
 //! took (through the lock if `SLOW` by then) and take the lock; that
 //! partial take looks to others like a call that took and gave back at
-//! once (a `Reject` caller may be throttled by it). Under the lock, `SLOW`
+//! once (a `Reject` caller may be throttled by it; `peak_in_use` and the
+//! in-use gauge count it). Under the lock, `SLOW`
 //! is set on each budget before it is read: no partial take is seen.
 //!
 //! A waiter holds **no** unit until it is granted all of its units in one

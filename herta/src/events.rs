@@ -145,7 +145,10 @@ impl<'a> Events<'a> {
         }
     }
 
-    /// Counts `event` and reports it.
+    /// Counts `event` and reports it. The count comes first: the counter a
+    /// call ends in is its count out of the admission gate (`gate.rs`), so
+    /// a panic in a tracing subscriber or a metrics recorder must not
+    /// leave a call counted in but never out (a drain would wait forever).
     #[inline(always)]
     pub(crate) fn emit(self, event: Event<'_>) {
         let c = self.counters;
@@ -153,16 +156,16 @@ impl<'a> Events<'a> {
         match event {
             Event::Admitted => Counters::bump(&c.admitted),
             Event::Stopping(stage) => {
-                metric!(self, m => m.ended(Ended::Stopping));
                 Counters::bump(match stage {
                     Stage::Admission => &c.refused_stopping,
                     Stage::Key | Stage::Budgets => &c.stopped_waiting,
                 });
+                metric!(self, m => m.ended(Ended::Stopping));
                 trace::stopping(stage);
             }
             Event::Throttled(busy) => {
-                metric!(self, m => m.ended(Ended::Throttled));
                 Counters::bump(&c.throttled);
+                metric!(self, m => m.ended(Ended::Throttled));
                 trace::throttled(busy);
             }
             Event::Waited(what, waited) => {
@@ -170,48 +173,48 @@ impl<'a> Events<'a> {
                 trace::waited(what, waited);
             }
             Event::Started => {
-                metric!(self, m => m.attempt_started(false));
                 Counters::bump(&c.started);
+                metric!(self, m => m.attempt_started(false));
             }
             Event::Retrying { attempt } => {
-                metric!(self, m => m.attempt_started(true));
                 Counters::bump(&c.retried);
+                metric!(self, m => m.attempt_started(true));
                 trace::retrying(attempt, max_attempts());
             }
             Event::AttemptFailed { outcome, attempt } => {
                 trace::attempt_failed(outcome, attempt, max_attempts());
             }
             Event::TimedOut { outcome, attempt } => {
-                metric!(self, m => m.timed_out());
                 Counters::bump(&c.timed_out);
+                metric!(self, m => m.timed_out());
                 trace::timed_out(self.contract, outcome, attempt, max_attempts());
             }
             Event::Panicked { attempt } => {
-                metric!(self, m => m.panicked());
                 Counters::bump(&c.panicked);
+                metric!(self, m => m.panicked());
                 trace::panicked(self.contract, attempt, max_attempts());
             }
             Event::Cancelled => {
-                metric!(self, m => m.cancelled());
                 Counters::bump(&c.cancelled);
+                metric!(self, m => m.cancelled());
                 trace::cancelled();
             }
             Event::Succeeded => {
-                metric!(self, m => m.ended(Ended::Success));
                 Counters::bump(&c.succeeded);
+                metric!(self, m => m.ended(Ended::Success));
             }
             Event::Failed { outcome } => {
+                Counters::bump(&c.failed);
                 metric!(self, m => m.ended(Ended::Failed(outcome)));
                 let _ = outcome;
-                Counters::bump(&c.failed);
             }
             Event::AttemptEnded(clock) => {
                 metric!(self, m => m.attempt_ended(clock));
                 let _ = clock;
             }
             Event::RetryDenied { attempt } => {
-                metric!(self, m => m.retry_denied());
                 Counters::bump(&c.retries_denied);
+                metric!(self, m => m.retry_denied());
                 trace::retry_denied(self.contract, attempt, max_attempts());
             }
             Event::BackingOff { delay, attempt } => {
@@ -219,8 +222,8 @@ impl<'a> Events<'a> {
                 trace::backing_off(delay, attempt);
             }
             Event::DeadlineExceeded { outcome, attempts } => {
-                metric!(self, m => m.ended(Ended::Deadline));
                 Counters::bump(&c.deadline_exceeded);
+                metric!(self, m => m.ended(Ended::Deadline));
                 trace::deadline_exceeded(self.contract, outcome, attempts);
             }
         }

@@ -49,22 +49,35 @@
 
 use crate::loom::{seq_cst_point, AtomicBool, Notify, Ordering};
 
-/// The admission gate of one runtime, on cache lines of its own: every call
-/// reads its flag twice, and no write of a call's may evict it.
-#[repr(align(128))]
+/// The admission gate of one runtime.
 pub(crate) struct Gate {
-    closed: AtomicBool,
+    /// Read by every call twice, so on cache lines of its own: the
+    /// signals' registrations (a backoff sleep registers on `closing`) must
+    /// not evict it from other cores.
+    closed: OwnLines<AtomicBool>,
     /// Woken by every call out of a closed gate (and by `close`).
     drained: Notify,
     /// Woken when the gate closes.
     closing: Notify,
 }
 
+/// A value alone on its cache lines (128 bytes: two lines, as adjacent-line
+/// prefetchers fetch them in pairs).
+#[repr(align(128))]
+struct OwnLines<T>(T);
+
+impl<T> std::ops::Deref for OwnLines<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 impl Gate {
     /// An open gate.
     pub(crate) fn new() -> Self {
         Gate {
-            closed: AtomicBool::new(false),
+            closed: OwnLines(AtomicBool::new(false)),
             drained: Notify::new(),
             closing: Notify::new(),
         }

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// | relation | when |
 /// |---|---|
 /// | `finished = succeeded + failed + throttled + stopped_waiting + cancelled + panicked + deadline_exceeded` | always (`finished` is that sum) |
-/// | `admitted = finished + in_flight` | always (`in_flight` is that difference, read in the same snapshot) |
+/// | `admitted = finished + in_flight` | always (`in_flight` is that difference, read in the same snapshot: endings are read before admissions); a call being refused at the closed gate may count in `admitted` and `in_flight` for an instant |
 /// | `started <= admitted`, and `started` = calls that ran at least one attempt | always |
 /// | attempts run = `started + retried`; `timed_out <= started + retried` | always |
 ///
@@ -364,13 +364,15 @@ impl Counters {
         .sum()
     }
 
-    /// The counters read now, one by one (relaxed), as an operation's
-    /// figures.
+    /// The counters read now, one by one, as an operation's figures. The
+    /// counters a call ends in are read before `admitted` (`SeqCst`, as they
+    /// are bumped), so every ending read has its admission read too:
+    /// `finished <= admitted` in every snapshot.
     fn read(&self, name: &'static str) -> OperationStats {
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
         let mut op = OperationStats {
             name,
-            admitted: load(&self.admitted),
+            admitted: 0,
             refused_stopping: load(&self.refused_stopping),
             succeeded: load(&self.succeeded),
             failed: load(&self.failed),
@@ -385,6 +387,7 @@ impl Counters {
             timed_out: load(&self.timed_out),
             retries_denied: load(&self.retries_denied),
         };
+        op.admitted = load(&self.admitted);
         op.finished = op.succeeded
             + op.failed
             + op.throttled
@@ -452,6 +455,7 @@ impl Registry {
         let shards = || bound.iter().flat_map(|(_, c)| c.shards.iter());
         let ended: u64 = shards().map(Counters::ended).sum();
         let admitted: u64 = shards().map(|c| c.admitted.load(Ordering::SeqCst)).sum();
+        debug_assert!(admitted >= ended, "a call counted out twice");
         admitted.saturating_sub(ended)
     }
 
@@ -490,7 +494,7 @@ impl Registry {
             started: all.started,
             retried: all.retried,
             timed_out: all.timed_out,
-            in_flight: all.admitted.saturating_sub(all.finished),
+            in_flight: all.admitted - all.finished,
             keys,
             resources,
             retries_denied: all.retries_denied,

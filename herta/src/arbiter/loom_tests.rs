@@ -226,14 +226,15 @@ fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left()
 }
 
 /// Two-budget calls on the lock-free path racing each other and a
-/// single-budget waiter: never over capacity on either budget (a raced
-/// partial take is given back), and every waiter finishes.
-#[test]
-fn two_budget_fast_paths_racing_never_exceed_capacity() {
+/// single-budget waiter on `waited` (0: the budget the fast path takes
+/// first, so a raced partial take is given back through the lock to a
+/// queued waiter; 1: the one it takes second): never over capacity on
+/// either budget, and every waiter finishes.
+fn two_budget_fast_paths_race_a_waiter_on(waited: usize) {
     use loom::sync::atomic::{AtomicU32, Ordering};
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(3);
-    model.check(|| {
+    model.check(move || {
         let arb = Arc::new(Arbiter::new([1, 1]));
         let inside = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
         let run = |inside: &[AtomicU32; 2], budgets: &[usize]| {
@@ -254,9 +255,9 @@ fn two_budget_fast_paths_racing_never_exceed_capacity() {
         });
         let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
         let waiter = thread::spawn(move || {
-            let second = needs(&[(1, 1)]);
-            let p = block_on(a.acquire(&second)).unwrap();
-            run(&i, &[1]);
+            let one = needs(&[(waited, 1)]);
+            let p = block_on(a.acquire(&one)).unwrap();
+            run(&i, &[waited]);
             drop(p);
         });
         let both = needs(&[(0, 1), (1, 1)]);
@@ -268,4 +269,14 @@ fn two_budget_fast_paths_racing_never_exceed_capacity() {
         waiter.join().unwrap();
         assert_quiescent(&arb);
     });
+}
+
+#[test]
+fn two_budget_fast_paths_racing_a_waiter_on_their_second_budget() {
+    two_budget_fast_paths_race_a_waiter_on(1);
+}
+
+#[test]
+fn two_budget_fast_paths_racing_a_waiter_on_their_first_budget() {
+    two_budget_fast_paths_race_a_waiter_on(0);
 }

@@ -82,8 +82,11 @@ impl<'a, K> Admitted<'a, K> {
         end: Result<T, End<E>>,
         chain: S,
     ) -> Result<T, Error<E>> {
-        self.completed = true;
         self.ending.end_with(|| ended::label(&end), self.attempt);
+        // From here the call's ending is counted before anything else can
+        // panic (`Events::emit` counts first); a panic before this point
+        // (in a subscriber recording the span's end) is counted by the drop.
+        self.completed = true;
         ended::result(end, self.events(), self.bound.contract, chain)
     }
 }

@@ -411,11 +411,12 @@ async fn iteration(i: u64, seed: u64) -> Seen {
         async move {
             go.notified().await;
             rt.shutdown().await;
-            // Shutdown returns only once every admitted call has finished.
-            // (Not `in_flight`: a call being refused at the closed gate is
-            // counted in it for an instant.)
+            // Shutdown returns only once every admitted call has finished
+            // and released what it held. A call being refused at the closed
+            // gate counts itself in `admitted` for an instant (then takes it
+            // back), so up to one per worker thread may show here.
             let s = rt.stats();
-            s.admitted - s.finished
+            (s.admitted - s.finished, all_free(&rt))
         }
     });
     let tasks: Vec<_> = (0..TASKS)
@@ -452,18 +453,20 @@ async fn iteration(i: u64, seed: u64) -> Seen {
     );
     go.notify_one(); // shutdown after every call, where the threshold was not reached
     let drained = tokio::time::timeout(BOUND, shutdown).await;
-    let left = match drained {
+    let (left, free) = match drained {
         Ok(Ok(left)) => left,
         _ => panic!(
             "{}",
             context(&format!("hang: shutdown did not drain in {BOUND:?}"))
         ),
     };
-    assert_eq!(
-        left,
-        0,
+    assert!(
+        left <= WORKERS && free,
         "{}",
-        context("shutdown returned before every admitted call finished")
+        context(&format!(
+            "shutdown returned before every admitted call finished \
+             ({left} not finished, all released: {free})"
+        ))
     );
 
     let s = rt.stats();
@@ -499,6 +502,9 @@ async fn iteration(i: u64, seed: u64) -> Seen {
     assert!(meter.in_use.iter().all(|u| u.load(Ordering::SeqCst) == 0));
     seen
 }
+
+/// The hammer's worker threads (its test runtime's).
+const WORKERS: u64 = 4;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn hammer_with_shutdown_racing() {

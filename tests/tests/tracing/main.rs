@@ -6,6 +6,7 @@
 #[path = "../suite/common.rs"]
 mod common;
 
+mod counted_out;
 mod span_end;
 mod spans;
 

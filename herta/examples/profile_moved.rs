@@ -1,0 +1,53 @@
+//! `profile_call`'s workload awaited as criterion's `to_async(..).iter(routine)`
+//! awaits it: the call inside a future that a closure returns, moved once
+//! per call. Compared with `profile_call herta`, it shows what the call
+//! future's size costs a caller that moves it (BENCHMARKS.md, "The time
+//! gap"):
+//!
+//! ```text
+//! cargo build --release -p herta --example profile_moved
+//! valgrind --tool=callgrind target/release/examples/profile_moved herta 100000
+//! valgrind --tool=callgrind target/release/examples/profile_moved semaphore 100000
+//! ```
+//!
+//! A binary of its own: a third workload in `profile_call`'s loop changed
+//! how the compiler inlined the other two (+61 instructions per herta call).
+
+use std::hint::black_box;
+
+use herta::{Failure, Resource, Runtime};
+
+#[herta::operation(effect = Pure, resources("worker" = 1))]
+async fn work(x: u64) -> Result<u64, Failure<std::io::Error>> {
+    Ok(black_box(x))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let which = args.next().unwrap_or_else(|| "herta".to_owned());
+    let calls: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("tokio runtime");
+    let herta = Runtime::builder()
+        .resource(Resource::new("worker", 4))
+        .build()
+        .expect("valid resources");
+    let op = Work::bind(&herta).expect("bind");
+    let sem = tokio::sync::Semaphore::new(4);
+    rt.block_on(async {
+        for i in 0..calls {
+            if which == "semaphore" {
+                let routine = || async {
+                    let _permit = sem.acquire().await.expect("open");
+                    black_box(i)
+                };
+                black_box(routine().await);
+            } else {
+                let routine = || async { black_box(op.call(i).await.ok()) };
+                black_box(routine().await);
+            }
+        }
+    });
+}
