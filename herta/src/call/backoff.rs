@@ -34,7 +34,10 @@
 //! released by the key stage, no budget is held, a withdrawn retry token is
 //! refunded, and the call is counted cancelled.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
@@ -45,6 +48,7 @@ use super::waiting::Limits;
 use crate::arbiter::{Need, Permit};
 use crate::contract::Contract;
 use crate::events::{Event, Events};
+use crate::gate::Gate;
 use crate::outcome::{Admission, Outcome};
 use crate::retry::budget::{Bucket, Token};
 use crate::runtime::Inner;
@@ -142,17 +146,18 @@ impl Failed {
 }
 
 /// What happens between the attempt that `failed` and the next one: see
-/// the module documentation. `Ok` when the next attempt may start (its
-/// budgets held again in `budgets`).
-pub(crate) async fn between<'a>(
+/// the module documentation. Decides at once (the delay, the deadline, the
+/// retry budget) and returns the wait, which resolves `Ok` when the next
+/// attempt may start (its budgets held again in `budgets`).
+pub(crate) fn between<'a: 'w, 'w>(
     rt: &'a Inner,
     contract: &'static Contract,
     needs: &'a Arc<[Need]>,
-    budgets: &mut Option<Permit<'a>>,
+    budgets: &'w mut Option<Permit<'a>>,
     failed: Failed,
-    limits: &Limits,
-    events: Events<'_>,
-) -> Result<(), Stop> {
+    limits: &'w Limits,
+    events: Events<'w>,
+) -> Between<'a, 'w> {
     let Failed {
         attempt,
         outcome,
@@ -160,22 +165,24 @@ pub(crate) async fn between<'a>(
     } = failed;
     let Some(backoff) = contract.backoff() else {
         if hint.is_some() {
-            return Err(Stop::Last);
+            return Between::stopped(budgets, Stop::Last);
         }
-        let withdrawal = withdraw(rt, attempt, events)?;
-        reschedule().await;
-        if rt.gate.is_closed() {
-            return Err(Stop::Last);
-        }
-        if let Some(withdrawal) = withdrawal {
-            withdrawal.spend();
-        }
-        return Ok(());
+        return match withdraw(rt, attempt, events) {
+            Ok(withdrawal) => Between {
+                step: Step::Reschedule {
+                    woken: false,
+                    gate: &rt.gate,
+                },
+                budgets,
+                withdrawal,
+            },
+            Err(stop) => Between::stopped(budgets, stop),
+        };
     };
     let throttled = outcome == Some(Outcome::Throttled);
     let delay = backoff.delay(attempt, throttled, rt.jitter.next());
     let sleep = match hint {
-        Some(hint) if hint > backoff.cap() => return Err(Stop::Last),
+        Some(hint) if hint > backoff.cap() => return Between::stopped(budgets, Stop::Last),
         Some(hint) => hint.max(delay),
         None => delay,
     };
@@ -183,10 +190,13 @@ pub(crate) async fn between<'a>(
     let wake = Instant::now().checked_add(sleep);
     if let Some(deadline) = limits.deadline {
         if wake.is_none_or(|wake| wake >= deadline) {
-            return Err(Stop::Last);
+            return Between::stopped(budgets, Stop::Last);
         }
     }
-    let withdrawal = withdraw(rt, attempt, events)?;
+    let withdrawal = match withdraw(rt, attempt, events) {
+        Ok(withdrawal) => withdrawal,
+        Err(stop) => return Between::stopped(budgets, stop),
+    };
     events.emit(Event::BackingOff {
         delay: sleep,
         attempt,
@@ -205,11 +215,84 @@ pub(crate) async fn between<'a>(
         events,
         limits,
     ));
-    *budgets = Some(sleep_then.await?);
-    if let Some(withdrawal) = withdrawal {
-        withdrawal.spend();
+    Between {
+        step: Step::Sleep(sleep_then),
+        budgets,
+        withdrawal,
     }
-    Ok(())
+}
+
+/// [`between`]'s wait: a few words in the call's state (the sleep, when
+/// there is one, is boxed). Dropping it refunds a withdrawn retry token.
+pub(crate) struct Between<'a, 'w> {
+    step: Step<'a, 'w>,
+    budgets: &'w mut Option<Permit<'a>>,
+    withdrawal: Option<Withdrawal<'a>>,
+}
+
+enum Step<'a, 'w> {
+    /// No further attempt (taken when polled).
+    Stopped(Option<Stop>),
+    /// No backoff: one pass through the scheduler, then the next attempt
+    /// unless the runtime closed meanwhile. The call wakes itself and
+    /// returns `Pending` once, so tokio puts it at the back of its worker's
+    /// run queue (a task woken while it runs is rescheduled as a yield,
+    /// behind the tasks already queued) and every task queued before it
+    /// runs first. Unlike `tokio::task::yield_now`, it does not also wait
+    /// for the I/O and timer driver to be polled first (tokio polls the
+    /// driver every few dozen tasks anyway): that deferral cost each retry
+    /// about 400 ns on 2 workers (BENCHMARKS.md, "Go reference").
+    Reschedule { woken: bool, gate: &'a Gate },
+    /// The backoff sleep, then the budgets again.
+    Sleep(Pin<Box<dyn Future<Output = Result<Permit<'a>, Stop>> + Send + 'w>>),
+}
+
+impl<'a, 'w> Between<'a, 'w> {
+    fn stopped(budgets: &'w mut Option<Permit<'a>>, stop: Stop) -> Self {
+        Between {
+            step: Step::Stopped(Some(stop)),
+            budgets,
+            withdrawal: None,
+        }
+    }
+
+    /// The next attempt starts: its retry token is spent.
+    fn next_attempt(&mut self) -> Poll<Result<(), Stop>> {
+        if let Some(withdrawal) = self.withdrawal.take() {
+            withdrawal.spend();
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl Future for Between<'_, '_> {
+    type Output = Result<(), Stop>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match &mut this.step {
+            Step::Stopped(stop) => Poll::Ready(Err(stop.take().expect("polled after it ended"))),
+            Step::Reschedule { woken, gate } => {
+                if !*woken {
+                    *woken = true;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                if gate.is_closed() {
+                    return Poll::Ready(Err(Stop::Last));
+                }
+                this.next_attempt()
+            }
+            Step::Sleep(sleep) => match sleep.as_mut().poll(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(Err(stop)) => Poll::Ready(Err(stop)),
+                Poll::Ready(Ok(permit)) => {
+                    *this.budgets = Some(permit);
+                    this.next_attempt()
+                }
+            },
+        }
+    }
 }
 
 /// The backoff sleep until `wake` (`None`: past the clock's range, so
@@ -267,25 +350,4 @@ async fn reacquire<'a>(
         Err(refusal @ Refusal::Throttled(_)) => Err(Stop::Refused(refusal)),
         Err(Refusal::Stopping(_) | Refusal::DeadlineExceeded) => Err(Stop::Last),
     }
-}
-
-/// One pass through the scheduler between two attempts without backoff:
-/// the call wakes itself and returns `Pending` once, so tokio puts it at
-/// the back of its worker's run queue (a task woken while it runs is
-/// rescheduled as a yield, behind the tasks already queued) and every task
-/// queued before it runs first. Unlike `tokio::task::yield_now`, it does
-/// not also wait for the I/O and timer driver to be polled first (tokio
-/// polls the driver every few dozen tasks anyway): that deferral cost each
-/// retry about 400 ns on 2 workers (BENCHMARKS.md, "Go reference").
-fn reschedule() -> impl std::future::Future<Output = ()> {
-    let mut woken = false;
-    std::future::poll_fn(move |cx| {
-        if woken {
-            std::task::Poll::Ready(())
-        } else {
-            woken = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
 }
