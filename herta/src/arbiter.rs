@@ -108,17 +108,17 @@
 //! on budgets an earlier waiter is not short of. A budget's queue length is
 //! its `waiting` count, read in O(1) under the lock.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Context;
 
 use crate::loom::{lock, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::waiters::{List, Status, Waiters, WakeList};
 
+mod acquire;
 mod budget;
 mod state;
 
+pub(crate) use acquire::Acquire;
 use budget::{Budget, Fast, FastAll, UNIT};
 #[cfg(all(test, loom))]
 pub(crate) use state::Event;
@@ -399,105 +399,6 @@ impl Drop for Permit<'_> {
     #[inline]
     fn drop(&mut self) {
         self.arbiter.release(self.needs, self.stamp);
-    }
-}
-
-/// The future of [`Arbiter::acquire`]. Dropping it at any point returns
-/// whatever it was granted and lets the waiters behind it proceed.
-#[must_use = "futures do nothing unless polled"]
-pub(crate) struct Acquire<'a> {
-    arbiter: &'a Arbiter,
-    needs: &'a Arc<[Need]>,
-    /// Our waiter's slot while queued (or granted but not yet seen).
-    slot: Option<usize>,
-}
-
-impl<'a> Future for Acquire<'a> {
-    type Output = Result<Permit<'a>, AcquireError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let arbiter = this.arbiter;
-        let Some(slot) = this.slot else {
-            // First poll: take at once if we could be granted at the end of
-            // the queue, else queue up holding nothing.
-            if let [n] = &this.needs[..] {
-                if let Fast::Taken = arbiter.budgets[n.resource].try_take_fast(n.units) {
-                    return Poll::Ready(Ok(arbiter.permit(this.needs, 0)));
-                }
-            }
-            let mut state = arbiter.lock();
-            if state.closed {
-                return Poll::Ready(Err(AcquireError::Closed));
-            }
-            for n in this.needs.iter() {
-                arbiter.budgets[n.resource].freeze();
-            }
-            if state.blocked_on(&arbiter.budgets, this.needs).is_none() {
-                let stamp = state.tickets;
-                state.take(&arbiter.budgets, this.needs, stamp);
-                state.thaw_idle(&arbiter.budgets, this.needs);
-                return Poll::Ready(Ok(arbiter.permit(this.needs, stamp)));
-            }
-            if let Some(full) = queue_full(&state.track, this.needs) {
-                state.thaw_idle(&arbiter.budgets, this.needs);
-                return Poll::Ready(Err(AcquireError::QueueFull(full)));
-            }
-            this.slot = Some(state.enqueue(&arbiter.budgets, this.needs, cx));
-            return Poll::Pending;
-        };
-        let mut state = arbiter.lock();
-        match state.waiters.poll(slot, cx.waker()) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready((status, waiter)) => {
-                this.slot = None;
-                drop(state);
-                Poll::Ready(match status {
-                    Status::Granted => Ok(arbiter.permit(this.needs, waiter.ticket)),
-                    _ => Err(AcquireError::Closed),
-                })
-            }
-        }
-    }
-}
-
-/// The first budget among `needs` whose queue is at its limit.
-fn queue_full(track: &[Track], needs: &[Need]) -> Option<usize> {
-    needs
-        .iter()
-        .find(|n| {
-            let t = &track[n.resource];
-            t.waiting >= t.queue_limit
-        })
-        .map(|n| n.resource)
-}
-
-impl Drop for Acquire<'_> {
-    fn drop(&mut self) {
-        let Some(slot) = self.slot.take() else {
-            return;
-        };
-        let arbiter = self.arbiter;
-        let mut wake = WakeList::new();
-        {
-            let mut state = arbiter.lock();
-            let st = &mut *state;
-            let (status, waiter) = st.waiters.leave(slot, |_| &mut st.queue);
-            match status {
-                Status::Queued => {
-                    State::stop_waiting(&mut st.track, &arbiter.budgets, &waiter.needs, st.closed);
-                    // Our departure may unblock, or mature, the waiters behind us.
-                    st.pass(&arbiter.budgets, &mut wake);
-                }
-                Status::Granted => {
-                    // Granted but never seen: hand the units on at once.
-                    st.give_back(&arbiter.budgets, &waiter.needs, waiter.ticket);
-                    st.pass(&arbiter.budgets, &mut wake);
-                }
-                Status::Withdrawn => {}
-            }
-        }
-        wake.wake_all();
     }
 }
 

@@ -5,6 +5,9 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::task::Waker;
 
 #[derive(Debug, Clone)]

@@ -5,6 +5,7 @@
 use super::*;
 use loom::future::block_on;
 use loom::thread;
+use std::future::Future;
 use std::task::Waker;
 
 fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {

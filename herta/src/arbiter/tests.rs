@@ -1,6 +1,9 @@
 //! Scenario tests of the arbiter's grant rules, polled by hand.
 
 use super::*;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::task::{Context as TaskContext, Waker};
 
 fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
