@@ -168,51 +168,24 @@ impl Gate {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use std::sync::atomic::AtomicU64;
+    use std::slice::from_ref;
     use std::sync::Arc;
     use std::time::Duration;
 
+    use super::count::{in_flight, Count};
     use super::*;
-
-    /// One operation's two counts, as the gate's callers keep them.
-    #[derive(Default)]
-    struct Count {
-        admitted: AtomicU64,
-        ended: AtomicU64,
-    }
-
-    impl Count {
-        fn enter(&self, gate: &Gate) -> bool {
-            gate.enter(
-                || {
-                    self.admitted.fetch_add(1, Ordering::SeqCst);
-                },
-                || {
-                    self.admitted.fetch_sub(1, Ordering::SeqCst);
-                },
-            )
-        }
-        fn exit(&self, gate: &Gate) {
-            self.ended.fetch_add(1, Ordering::SeqCst);
-            gate.exited();
-        }
-        fn in_flight(&self) -> u64 {
-            let ended = self.ended.load(Ordering::SeqCst);
-            self.admitted.load(Ordering::SeqCst) - ended
-        }
-    }
 
     #[test]
     fn a_closed_gate_refuses_and_counts_nothing() {
-        let (gate, count) = (Gate::new(), Count::default());
+        let (gate, count) = (Gate::new(), Count::new());
         assert!(count.enter(&gate));
-        assert_eq!(count.in_flight(), 1);
+        assert_eq!(in_flight(from_ref(&count)), 1);
         gate.close();
         assert!(gate.is_closed());
         assert!(!count.enter(&gate));
-        assert_eq!(count.in_flight(), 1);
+        assert_eq!(in_flight(from_ref(&count)), 1);
         count.exit(&gate);
-        assert_eq!(count.in_flight(), 0);
+        assert_eq!(in_flight(from_ref(&count)), 0);
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -243,12 +216,12 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn drained_waits_for_the_last_call_out() {
-        let (gate, count) = (Arc::new(Gate::new()), Arc::new(Count::default()));
+        let (gate, count) = (Arc::new(Gate::new()), Arc::new(Count::new()));
         assert!(count.enter(&gate));
         gate.close();
         let drain = tokio::spawn({
             let (gate, count) = (Arc::clone(&gate), Arc::clone(&count));
-            async move { gate.drained(|| count.in_flight()).await }
+            async move { gate.drained(|| in_flight(from_ref(&*count))).await }
         });
         tokio::task::yield_now().await;
         assert!(!drain.is_finished());
@@ -258,10 +231,10 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_drain_started_before_close_waits_for_close() {
-        let (gate, count) = (Arc::new(Gate::new()), Arc::new(Count::default()));
+        let (gate, count) = (Arc::new(Gate::new()), Arc::new(Count::new()));
         let drain = tokio::spawn({
             let (gate, count) = (Arc::clone(&gate), Arc::clone(&count));
-            async move { gate.drained(|| count.in_flight()).await }
+            async move { gate.drained(|| in_flight(from_ref(&*count))).await }
         });
         tokio::task::yield_now().await;
         assert!(!drain.is_finished(), "no call in flight, but still open");
@@ -270,5 +243,7 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod count;
 #[cfg(all(test, loom))]
 mod loom_tests;

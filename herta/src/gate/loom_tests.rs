@@ -6,8 +6,8 @@
 //! `crate::loom` (tokio's own lock is invisible to loom). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
 
+use super::count::{in_flight, Count};
 use super::*;
-use crate::loom::AtomicU64;
 use loom::future::block_on;
 use loom::thread;
 use std::future::Future;
@@ -21,49 +21,6 @@ fn bounded() -> loom::model::Builder {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(3);
     model
-}
-
-/// One operation's counters: calls counted in, calls counted out.
-struct Count {
-    admitted: AtomicU64,
-    ended: AtomicU64,
-}
-
-impl Count {
-    fn new() -> Self {
-        Count {
-            admitted: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-        }
-    }
-
-    fn enter(&self, gate: &Gate) -> bool {
-        gate.enter(
-            || {
-                self.admitted.fetch_add(1, Ordering::SeqCst);
-            },
-            || {
-                self.admitted.fetch_sub(1, Ordering::SeqCst);
-            },
-        )
-    }
-
-    fn exit(&self, gate: &Gate) {
-        self.ended.fetch_add(1, Ordering::SeqCst);
-        gate.exited();
-    }
-}
-
-/// Calls in flight over `counts`, read as `Registry::in_flight` does:
-/// every ending first, then every admission.
-fn in_flight(counts: &[Count]) -> u64 {
-    let ended: u64 = counts.iter().map(|c| c.ended.load(Ordering::SeqCst)).sum();
-    let admitted: u64 = counts
-        .iter()
-        .map(|c| c.admitted.load(Ordering::SeqCst))
-        .sum();
-    assert!(admitted >= ended, "an ending counted without its admission");
-    admitted - ended
 }
 
 /// Closed, nothing in flight, and it stays so.
