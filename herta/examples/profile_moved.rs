@@ -15,27 +15,17 @@
 
 use std::hint::black_box;
 
-use herta::{Failure, Resource, Runtime};
-
-#[herta::operation(effect = Pure, resources("worker" = 1))]
-async fn work(x: u64) -> Result<u64, Failure<std::io::Error>> {
-    Ok(black_box(x))
-}
+#[path = "profile/workload.rs"]
+mod workload;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let which = args.next().unwrap_or_else(|| "herta".to_owned());
-    let calls: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("tokio runtime");
-    let herta = Runtime::builder()
-        .resource(Resource::new("worker", 4))
-        .build()
-        .expect("valid resources");
-    let op = Work::bind(&herta).expect("bind");
-    let sem = tokio::sync::Semaphore::new(4);
+    let workload::Workload {
+        which,
+        calls,
+        rt,
+        op,
+        sem,
+    } = workload::workload();
     rt.block_on(async {
         for i in 0..calls {
             if which == "semaphore" {
