@@ -31,6 +31,9 @@ pub(crate) struct Admitted<'a, K: 'static> {
     counters: &'a Counters,
     /// Set by `finish` only: a drop without it is a cancellation.
     completed: bool,
+    /// Set by `finish` once the call is out of the gate: the drop then has
+    /// nothing left to do.
+    exited: bool,
     /// What the call's span records when it ends.
     ending: Ending,
     /// The attempt running or last run (0 before the first): the span's
@@ -55,6 +58,7 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
         bound,
         counters,
         completed: false,
+        exited: false,
         ending,
         attempt: 0,
     })
@@ -73,21 +77,34 @@ impl<'a, K> Admitted<'a, K> {
         self.attempt = attempt;
     }
 
-    /// Marks the call complete and gives the caller its result (a handler's
-    /// panic resumes here, the call already counted out as finished, not
-    /// cancelled).
+    /// Marks the call complete, counts it out of the gate and gives the
+    /// caller its result (a handler's panic resumes here, the call already
+    /// counted out as finished, not cancelled). The guard's drop then does
+    /// nothing.
+    ///
+    /// By reference, not by value, and with the gate's exit before the
+    /// result is built: moving the guard into `finish` copied it out of the
+    /// call's state just after its attempt number was written, and a result
+    /// built before the exit was copied after it, each copy a wide load of
+    /// narrow stores that waits for them (8 % and 18 % of an uncontended
+    /// call's time, `perf annotate` of `profile_call`).
     #[inline]
     pub(crate) fn finish<T, E, S: ErrorSource<E>>(
-        mut self,
+        &mut self,
         end: Result<T, End<E>>,
         chain: S,
     ) -> Result<T, Error<E>> {
         self.ending.end_with(|| ended::label(&end), self.attempt);
         // From here the call's ending is counted before anything else can
         // panic (`Events::emit` counts first); a panic before this point
-        // (in a subscriber recording the span's end) is counted by the drop.
+        // (in a subscriber recording the span's end) is counted by the drop,
+        // and one after the count (in a subscriber or recorder) leaves the
+        // exit to the drop.
         self.completed = true;
-        ended::result(end, self.events(), self.bound.contract, chain)
+        ended::count(&end, self.events());
+        self.bound.runtime.inner.gate.exited();
+        self.exited = true;
+        ended::result(end, self.bound.contract, chain)
     }
 }
 
@@ -119,6 +136,8 @@ impl<K> Drop for Admitted<'_, K> {
         }
         // The call's ending is counted (by `finish`, or just above): it is
         // out of the gate's count, which may wake the drain.
-        self.bound.runtime.inner.gate.exited();
+        if !self.exited {
+            self.bound.runtime.inner.gate.exited();
+        }
     }
 }

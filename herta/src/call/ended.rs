@@ -1,10 +1,10 @@
 //! How a call ends, as the stages report it, and the caller's result.
 //!
 //! The stages do not build [`Error`]s: a refusal before any attempt is a
-//! [`Refusal`], a call that ended without a value an [`End`]. [`result`]
-//! turns the call's `Result<T, End<E>>` into what the caller gets, and is
-//! where a refusal is counted and traced (through the event sink) and a
-//! handler's panic resumes.
+//! [`Refusal`], a call that ended without a value an [`End`]. [`count`]
+//! counts and traces how the call's `Result<T, End<E>>` ended (through the
+//! event sink), then [`result`] turns it into what the caller gets, and is
+//! where a handler's panic resumes.
 
 use std::any::Any;
 
@@ -103,90 +103,95 @@ pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
     }
 }
 
-/// The caller's result of a call that ended with `end`: counts and traces a
-/// refusal, and resumes a handler's panic unchanged.
+/// Counts and traces how a call ended (through the event sink): its
+/// success, or its refusal or failure. For an admitted call this is its
+/// count out of the admission gate, so it comes once the call holds
+/// nothing, before [`result`] builds what the caller gets.
+#[inline(always)]
+pub(crate) fn count<T, E>(end: &Result<T, End<E>>, events: Events<'_>) {
+    match end {
+        Ok(_) => events.emit(Event::Succeeded),
+        Err(end) => count_error(end, events),
+    }
+}
+
+/// [`count`] of a call that ended without a value.
+#[inline]
+fn count_error<E>(end: &End<E>, events: Events<'_>) {
+    match end {
+        End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => {
+            events.emit(Event::Failed { outcome: *outcome })
+        }
+        End::Panicked { attempt, .. } => events.emit(Event::Panicked { attempt: *attempt }),
+        End::Refused(Refusal::Stopping(stage)) => events.emit(Event::Stopping(*stage)),
+        End::Refused(Refusal::Throttled(busy)) => events.emit(Event::Throttled(busy)),
+        End::Refused(Refusal::DeadlineExceeded) => deadline_exceeded(events, Outcome::Transient, 0),
+        End::DeadlineExceeded { outcome, attempts } => {
+            deadline_exceeded(events, *outcome, *attempts)
+        }
+    }
+}
+
+/// Counts and traces a missed deadline.
+#[cold]
+fn deadline_exceeded(events: Events<'_>, outcome: Outcome, attempts: u32) {
+    events.emit(Event::DeadlineExceeded { outcome, attempts });
+}
+
+/// The caller's result of a call that ended with `end` (already
+/// [`count`]ed); resumes a handler's panic unchanged.
+///
+/// Builds the value and does nothing else, so that it is written straight
+/// into the caller's: an uncontended call's result built before the call's
+/// last counting and copied after it was written with narrow stores and
+/// read back with wide loads, a load that waits for the stores (18 % of an
+/// uncontended call's time, `perf annotate` of `profile_call`).
 #[inline(always)]
 pub(crate) fn result<T, E, S: ErrorSource<E>>(
     end: Result<T, End<E>>,
-    events: Events<'_>,
     contract: &'static Contract,
     _chain: S,
 ) -> Result<T, Error<E>> {
     match end {
-        Ok(value) => {
-            events.emit(Event::Succeeded);
-            Ok(value)
-        }
-        Err(end) => Err(error(end, events, contract, S::source_of())),
+        Ok(value) => Ok(value),
+        Err(end) => Err(error(end, contract, S::source_of())),
     }
 }
 
 /// The caller's error of a call that ended with `end`.
 #[inline]
-fn error<E>(
-    end: End<E>,
-    events: Events<'_>,
-    contract: &'static Contract,
-    chain: SourceOf<E>,
-) -> Error<E> {
+fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Error<E> {
     let operation = contract.operation();
     match end {
         End::Failed {
             outcome,
             attempts,
             source,
-        } => {
-            events.emit(Event::Failed { outcome });
-            Error::Failed {
-                operation,
-                outcome,
-                attempts,
-                source,
-                chain,
-            }
-        }
-        End::TimedOut { outcome, attempts } => {
-            events.emit(Event::Failed { outcome });
-            Error::TimedOut {
-                operation,
-                timeout: contract.timeout().unwrap_or_default(),
-                attempts,
-                outcome,
-            }
-        }
-        End::Panicked { attempt, panic } => {
-            events.emit(Event::Panicked { attempt });
-            std::panic::resume_unwind(panic)
-        }
-        End::Refused(Refusal::Stopping(stage)) => {
-            events.emit(Event::Stopping(stage));
-            Error::Stopping { operation }
-        }
-        End::Refused(Refusal::Throttled(busy)) => {
-            events.emit(Event::Throttled(&busy));
-            Error::Throttled { operation, busy }
-        }
-        End::Refused(Refusal::DeadlineExceeded) => {
-            deadline_exceeded(events, operation, Outcome::Transient, 0)
-        }
-        End::DeadlineExceeded { outcome, attempts } => {
-            deadline_exceeded(events, operation, outcome, attempts)
-        }
-    }
-}
-
-/// Counts and traces a missed deadline, and its error.
-#[cold]
-fn deadline_exceeded<E>(
-    events: Events<'_>,
-    operation: &'static str,
-    outcome: Outcome,
-    attempts: u32,
-) -> Error<E> {
-    events.emit(Event::DeadlineExceeded { outcome, attempts });
-    Error::DeadlineExceeded {
-        operation,
-        attempts,
-        outcome,
+        } => Error::Failed {
+            operation,
+            outcome,
+            attempts,
+            source,
+            chain,
+        },
+        End::TimedOut { outcome, attempts } => Error::TimedOut {
+            operation,
+            timeout: contract.timeout().unwrap_or_default(),
+            attempts,
+            outcome,
+        },
+        End::Panicked { panic, .. } => std::panic::resume_unwind(panic),
+        End::Refused(Refusal::Stopping(_)) => Error::Stopping { operation },
+        End::Refused(Refusal::Throttled(busy)) => Error::Throttled { operation, busy },
+        End::Refused(Refusal::DeadlineExceeded) => Error::DeadlineExceeded {
+            operation,
+            attempts: 0,
+            outcome: Outcome::Transient,
+        },
+        End::DeadlineExceeded { outcome, attempts } => Error::DeadlineExceeded {
+            operation,
+            attempts,
+            outcome,
+        },
     }
 }

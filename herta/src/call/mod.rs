@@ -12,8 +12,9 @@
 //!    key kept), the retry budget, and a pass through the scheduler;
 //!
 //! then the finish: [`Admitted::finish`](admit::Admitted::finish) marks the
-//! call complete (the only place that does) and [`ended::result`] turns how
-//! it ended into the caller's result. Key and budgets are released in
+//! call complete (the only place that does), counts how it ended
+//! ([`ended::count`]) and turns that into the caller's result
+//! ([`ended::result`]). Key and budgets are released in
 //! reverse order when the stages end; the call is counted out of the gate
 //! last.
 //!
@@ -36,8 +37,8 @@
 //! compiled out for a call no limit can apply to.
 //! A new stage is a module here plus a line in
 //! `stages!` (`stage!` ends the stages with its refusal); a new way to end a
-//! call is a variant of `Refusal` or `End`, mapped to its [`Error`] in
-//! `ended::result`.
+//! call is a variant of `Refusal` or `End`, counted in `ended::count` and
+//! mapped to its [`Error`] in `ended::result`.
 //!
 //! Bind-time checks live in [`bind`]; key type erasure in [`table_key`].
 
@@ -285,7 +286,9 @@ impl<K: 'static> Bound<K> {
         let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
             Ok(call) => call,
             Err(refused) => {
-                return ended::result(Err(refused.into()), inner.events(), contract, chain)
+                let end = Err(refused.into());
+                ended::count(&end, inner.events());
+                return ended::result(end, contract, chain);
             }
         };
         let end = if waiting::may_apply(inner.limited) {
