@@ -87,8 +87,9 @@ impl<'a, K> Admitted<'a, K> {
     /// call's state just after its attempt number was written, and a result
     /// built before the exit was copied after it, each copy a wide load of
     /// narrow stores that waits for them (8 % and 18 % of an uncontended
-    /// call's time, `perf annotate` of `profile_call`).
-    #[inline]
+    /// call's time, `perf annotate` of `profile_call`). Always inlined for
+    /// the same reason: out of line, its result came back through memory.
+    #[inline(always)]
     pub(crate) fn finish<T, E, S: ErrorSource<E>>(
         &mut self,
         end: Result<T, End<E>>,
