@@ -5,9 +5,11 @@
 //! one place a call is marked complete (and counted by how it ended). The
 //! counter a call ends in is its count out of the gate (`gate.rs`), so it is
 //! bumped last, once the call holds nothing: by `finish` after the stages
-//! released the key and budgets, or by the guard's drop; the drop then
-//! lets the gate wake a drain. A drop before `finish` is a cancellation,
-//! or, while the thread panics, a panic (counted `panicked`).
+//! released the key and budgets, or by the guard's drop; whichever counted
+//! it then exits the gate (which may wake a drain): `finish` itself, and
+//! the drop only for a call that did not finish. A drop before `finish` is
+//! a cancellation, or, while the thread panics, a panic (counted
+//! `panicked`).
 //!
 //! Cancel safety: admission never waits. Dropping the call future at any
 //! later point drops the guard after the later stages have released their
@@ -22,8 +24,8 @@ use crate::events::{Event, Events};
 use crate::stats::Counters;
 use crate::trace::{Ending, Stage};
 
-/// One admitted call of a bound operation, counted out of the gate when
-/// dropped.
+/// One admitted call of a bound operation: counted out of the gate by
+/// [`finish`](Admitted::finish), or when dropped unfinished.
 pub(crate) struct Admitted<'a, K: 'static> {
     bound: &'a BoundInner<K>,
     /// Where the call's events go (the counters' shard of the thread that
@@ -103,8 +105,10 @@ impl<'a, K> Admitted<'a, K> {
         // exit to the drop.
         self.completed = true;
         ended::count(&end, self.events());
-        self.bound.runtime.inner.gate.exited();
+        // Set before the exit, so that the drop never runs it a second time
+        // (a panicking waker of the drain would then abort the process).
         self.exited = true;
+        self.bound.runtime.inner.gate.exited();
         ended::result(end, self.bound.contract, chain)
     }
 }
