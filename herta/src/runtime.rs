@@ -114,15 +114,21 @@ impl Runtime {
     /// them. Idempotent; returns at once.
     pub fn close(&self) {
         let inner = &*self.inner;
-        inner.gate.close();
-        inner.arbiter.close();
-        let spaces = inner
-            .key_spaces
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        for space in spaces.values() {
-            space.table.close();
+        // Waiters first, the gate last: closing the gate wakes the calls
+        // backing off, and one that holds a key releases it as it ends;
+        // were its key table still open, a waiter for that key could be
+        // handed the key and start an attempt after the runtime closed.
+        {
+            let spaces = inner
+                .key_spaces
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            for space in spaces.values() {
+                space.table.close();
+            }
         }
+        inner.arbiter.close();
+        inner.gate.close();
     }
 
     /// [`close`](Runtime::close)s the runtime, then waits until every admitted

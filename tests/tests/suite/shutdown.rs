@@ -168,3 +168,76 @@ async fn calls_racing_shutdown_keep_admitted_equal_to_finished() {
         assert!(all_free(&rt), "round {round}: {s:?}");
     }
 }
+
+/// Attempts of `keyed_flaky` begun while `CLOSING` was set.
+static ATTEMPTS_AFTER_CLOSE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// Attempts of `keyed_flaky` that have run to their end.
+static ATTEMPTS_RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// Set by the test just before it shuts the runtime down.
+static CLOSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = key,
+                   retry(on = Transient, max = 5, backoff(base = "10s", cap = "10s", jitter = None)))]
+async fn keyed_flaky(key: u32) -> Result<(), Failure<String>> {
+    use std::sync::atomic::Ordering::SeqCst;
+    if CLOSING.load(SeqCst) {
+        ATTEMPTS_AFTER_CLOSE.fetch_add(1, SeqCst);
+    }
+    ATTEMPTS_RUN.fetch_add(1, SeqCst);
+    Err(Failure::transient(format!("key {key} failed")))
+}
+
+/// A call queued for its key when shutdown begins is withdrawn (`Stopping`)
+/// and never starts, even when the key's holder — backing off, woken by the
+/// close — releases the key on another worker while the close is under way.
+/// Found by a fresh user's overload test: `close` used to close the gate
+/// (waking the backoff) before withdrawing the key waiters, so the holder's
+/// release could hand the key to the waiter first (about 1 trial in 4 on 2
+/// cores); the waiters are now withdrawn first.
+#[test]
+fn a_call_queued_for_its_key_at_shutdown_never_starts() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio_rt.block_on(async {
+        for trial in 0..common::env_count("HERTA_SHUTDOWN_KEY_TRIALS", 100) {
+            CLOSING.store(false, SeqCst);
+            let rt = Runtime::builder()
+                .resource(Resource::new("slots", 4))
+                .build()
+                .unwrap();
+            let op = KeyedFlaky::bind(&rt).unwrap();
+            let run = ATTEMPTS_RUN.load(SeqCst);
+            let holder = tokio::spawn({
+                let op = op.clone();
+                async move { op.call(1).await }
+            });
+            // Its first attempt failed: it backs off for 10 s, holding key 1.
+            until(|| ATTEMPTS_RUN.load(SeqCst) > run).await;
+            let waiter = tokio::spawn({
+                let op = op.clone();
+                async move { op.call(1).await }
+            });
+            until(|| rt.stats().admitted == 2).await;
+            CLOSING.store(true, SeqCst);
+            within(rt.shutdown()).await;
+            let held = within(holder).await.unwrap().unwrap_err();
+            assert_eq!(
+                held.attempts(),
+                1,
+                "trial {trial}: the holder stops backing off"
+            );
+            let waited = within(waiter).await.unwrap().unwrap_err();
+            assert!(
+                matches!(waited, Error::Stopping { .. }),
+                "trial {trial}: the key's waiter ran: {waited:?}, {}",
+                rt.stats()
+            );
+            assert_eq!(ATTEMPTS_AFTER_CLOSE.load(SeqCst), 0, "trial {trial}");
+            assert!(all_free(&rt), "trial {trial}");
+        }
+    });
+}
