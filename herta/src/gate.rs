@@ -48,6 +48,7 @@
 //! nothing, the `SeqCst` operations alone give the guarantee.
 
 use crate::loom::{seq_cst_point, AtomicBool, Notify, Ordering};
+use crate::own_lines::OwnLines;
 
 /// The admission gate of one runtime.
 pub(crate) struct Gate {
@@ -59,18 +60,6 @@ pub(crate) struct Gate {
     drained: Notify,
     /// Woken when the gate closes.
     closing: Notify,
-}
-
-/// A value alone on its cache lines (128 bytes: two lines, as adjacent-line
-/// prefetchers fetch them in pairs).
-#[repr(align(128))]
-struct OwnLines<T>(T);
-
-impl<T> std::ops::Deref for OwnLines<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
 }
 
 impl Gate {

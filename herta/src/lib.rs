@@ -99,6 +99,7 @@ pub mod metrics;
 mod metrics;
 mod operation;
 mod outcome;
+mod own_lines;
 mod resource;
 mod retry;
 mod runtime;
