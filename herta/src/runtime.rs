@@ -148,6 +148,11 @@ impl Runtime {
     }
 
     /// Whether [`close`](Runtime::close) or [`shutdown`](Runtime::shutdown) was called.
+    ///
+    /// It turns `true` as `close` ends: `close` withdraws the waiting calls
+    /// first and closes the admission gate last, so a call withdrawn with
+    /// [`Error::Stopping`](crate::Error::Stopping) may, for that instant,
+    /// still see `false` here.
     pub fn is_closed(&self) -> bool {
         self.inner.gate.is_closed()
     }
