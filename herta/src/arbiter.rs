@@ -249,18 +249,15 @@ impl Arbiter {
         &'a self,
         needs: &'a Arc<[Need]>,
     ) -> Result<Permit<'a>, TryAcquireError> {
-        let [n] = &needs[..] else {
-            return self
-                .try_acquire_several(needs)
-                .map(|stamp| self.permit(needs, stamp));
+        let stamp = match &needs[..] {
+            [n] => match self.budgets[n.resource].try_take_fast(n.units) {
+                Fast::Taken => 0,
+                Fast::Short => return Err(TryAcquireError::Busy(n.resource)),
+                Fast::Slow => self.try_acquire_locked(needs)?,
+            },
+            _ => self.try_acquire_several(needs)?,
         };
-        match self.budgets[n.resource].try_take_fast(n.units) {
-            Fast::Taken => Ok(self.permit(needs, 0)),
-            Fast::Short => Err(TryAcquireError::Busy(n.resource)),
-            Fast::Slow => self
-                .try_acquire_locked(needs)
-                .map(|stamp| self.permit(needs, stamp)),
-        }
+        Ok(self.permit(needs, stamp))
     }
 
     /// `try_acquire` of several budgets, lock-free while it can be (see

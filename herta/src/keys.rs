@@ -41,6 +41,7 @@ use slab::Slab;
 
 use crate::arbiter::Closed;
 use crate::loom::{lock, Mutex, MutexGuard};
+use crate::own_lines::OwnLines;
 use crate::waiters::{List, Status, Waiters, WakeList};
 
 /// Shards per table (a power of two). The loom models use one: sharding
@@ -60,14 +61,9 @@ pub(crate) enum TryKeyError<K> {
 }
 
 pub(crate) struct KeyTable<K> {
-    shards: Box<[Shard<K>]>,
+    /// The shards' states, each on cache lines of its own.
+    shards: Box<[OwnLines<Mutex<State<K>>>]>,
     hasher: RandomState,
-}
-
-/// One shard, on its own cache line.
-#[repr(align(128))]
-struct Shard<K> {
-    state: Mutex<State<K>>,
 }
 
 struct Entry<K> {
@@ -126,13 +122,13 @@ impl<K: Hash + Eq> KeyTable<K> {
     pub(crate) fn new() -> Self {
         KeyTable {
             shards: (0..SHARDS)
-                .map(|_| Shard {
-                    state: Mutex::new(State {
+                .map(|_| {
+                    OwnLines(Mutex::new(State {
                         entries: Slab::new(),
                         index: HashTable::new(),
                         waiters: Waiters::new(),
                         closed: false,
-                    }),
+                    }))
                 })
                 .collect(),
             hasher: RandomState::new(),
@@ -147,7 +143,7 @@ impl<K: Hash + Eq> KeyTable<K> {
     }
 
     fn lock(&self, shard: usize) -> MutexGuard<'_, State<K>> {
-        lock(&self.shards[shard].state)
+        lock(&self.shards[shard])
     }
 
     /// Holds `key` if nobody holds or waits for it.

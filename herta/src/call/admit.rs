@@ -31,16 +31,27 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// Where the call's events go (the counters' shard of the thread that
     /// admitted it, taken once).
     counters: &'a Counters,
-    /// Set by `finish` only: a drop without it is a cancellation.
-    completed: bool,
-    /// Set by `finish` once the call is out of the gate: the drop then has
-    /// nothing left to do.
-    exited: bool,
+    /// How far `finish` got: what the guard's drop has left to do.
+    progress: Progress,
     /// What the call's span records when it ends.
     ending: Ending,
     /// The attempt running or last run (0 before the first): the span's
     /// `attempts` and a panic's attempt number.
     attempt: u32,
+}
+
+/// How far [`Admitted::finish`] got, so what the guard's drop has left to
+/// do.
+#[derive(Clone, Copy)]
+enum Progress {
+    /// Not finished: the drop counts the call cancelled (or panicked) and
+    /// exits the gate.
+    Running,
+    /// Its ending is counted, but a subscriber or recorder panicked before
+    /// the gate's exit: the drop exits.
+    Counted,
+    /// Counted and out of the gate: the drop does nothing.
+    Exited,
 }
 
 /// Counts a call of `bound` into its runtime's gate, or refuses it when the
@@ -59,8 +70,7 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
     Ok(Admitted {
         bound,
         counters,
-        completed: false,
-        exited: false,
+        progress: Progress::Running,
         ending,
         attempt: 0,
     })
@@ -103,11 +113,11 @@ impl<'a, K> Admitted<'a, K> {
         // (in a subscriber recording the span's end) is counted by the drop,
         // and one after the count (in a subscriber or recorder) leaves the
         // exit to the drop.
-        self.completed = true;
+        self.progress = Progress::Counted;
         ended::count(&end, self.events());
         // Set before the exit, so that the drop never runs it a second time
         // (a panicking waker of the drain would then abort the process).
-        self.exited = true;
+        self.progress = Progress::Exited;
         self.bound.runtime.inner.gate.exited();
         ended::result(end, self.bound.contract, chain)
     }
@@ -136,13 +146,14 @@ impl<K> Admitted<'_, K> {
 impl<K> Drop for Admitted<'_, K> {
     #[inline]
     fn drop(&mut self) {
-        if !self.completed {
+        if let Progress::Exited = self.progress {
+            return;
+        }
+        if let Progress::Running = self.progress {
             self.ended_unfinished();
         }
         // The call's ending is counted (by `finish`, or just above): it is
         // out of the gate's count, which may wake the drain.
-        if !self.exited {
-            self.bound.runtime.inner.gate.exited();
-        }
+        self.bound.runtime.inner.gate.exited();
     }
 }

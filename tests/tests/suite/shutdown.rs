@@ -2,7 +2,11 @@
 
 use crate::common;
 
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::Arc;
+
+use tokio::sync::Notify;
 
 use common::{all_free, until, within, Probe};
 use herta::{Error, Failure, Resource, Runtime};
@@ -170,20 +174,20 @@ async fn calls_racing_shutdown_keep_admitted_equal_to_finished() {
 }
 
 /// Attempts of `keyed_flaky` begun while `CLOSING` was set.
-static ATTEMPTS_AFTER_CLOSE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-/// Attempts of `keyed_flaky` that have run to their end.
-static ATTEMPTS_RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static ATTEMPTS_AFTER_CLOSE: AtomicU32 = AtomicU32::new(0);
+/// Notified by every attempt of `keyed_flaky` as it ends (a permit is kept
+/// if nobody waits yet).
+static ATTEMPT_ENDED: Notify = Notify::const_new();
 /// Set by the test just before it shuts the runtime down.
-static CLOSING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static CLOSING: AtomicBool = AtomicBool::new(false);
 
 #[herta::operation(effect = Idempotent, resources("slots" = 1), serialize_by = key,
                    retry(on = Transient, max = 5, backoff(base = "10s", cap = "10s", jitter = None)))]
 async fn keyed_flaky(key: u32) -> Result<(), Failure<String>> {
-    use std::sync::atomic::Ordering::SeqCst;
     if CLOSING.load(SeqCst) {
         ATTEMPTS_AFTER_CLOSE.fetch_add(1, SeqCst);
     }
-    ATTEMPTS_RUN.fetch_add(1, SeqCst);
+    ATTEMPT_ENDED.notify_one();
     Err(Failure::transient(format!("key {key} failed")))
 }
 
@@ -196,7 +200,6 @@ async fn keyed_flaky(key: u32) -> Result<(), Failure<String>> {
 /// cores); the waiters are now withdrawn first.
 #[test]
 fn a_call_queued_for_its_key_at_shutdown_never_starts() {
-    use std::sync::atomic::Ordering::SeqCst;
     let tokio_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -210,17 +213,18 @@ fn a_call_queued_for_its_key_at_shutdown_never_starts() {
                 .build()
                 .unwrap();
             let op = KeyedFlaky::bind(&rt).unwrap();
-            let run = ATTEMPTS_RUN.load(SeqCst);
             let holder = tokio::spawn({
                 let op = op.clone();
                 async move { op.call(1).await }
             });
             // Its first attempt failed: it backs off for 10 s, holding key 1.
-            until(|| ATTEMPTS_RUN.load(SeqCst) > run).await;
+            within(ATTEMPT_ENDED.notified()).await;
             let waiter = tokio::spawn({
                 let op = op.clone();
                 async move { op.call(1).await }
             });
+            // The waiter is admitted, so it is queued for key 1 or about to
+            // be: either way it must not run (refused at a closed key table).
             until(|| rt.stats().admitted == 2).await;
             CLOSING.store(true, SeqCst);
             within(rt.shutdown()).await;
