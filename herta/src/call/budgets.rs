@@ -15,6 +15,7 @@
 //! granted to it but not yet seen pass to the waiters behind it); dropping
 //! the returned permit gives every unit back.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use super::ended::Refusal;
@@ -40,36 +41,45 @@ pub(crate) fn try_acquire<'a>(
 /// is closing, or `Reject` found a budget without room), or queues for
 /// `needs` (`Wait`), holding nothing until all of them are granted at once,
 /// in this call's turn.
-pub(crate) async fn contended<'a>(
+///
+/// Not an `async fn`: one of those keeps a copy of each argument beside the
+/// argument itself in its state (48 bytes here, in every call's future);
+/// the block reads the captured arguments in place.
+#[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
+pub(crate) fn contended<'a, 'e, 'l>(
     rt: &'a Inner,
     needs: &'a Arc<[Need]>,
     error: TryAcquireError,
     admission: Admission,
-    events: Events<'_>,
-    limits: &Limits,
-) -> Result<Permit<'a>, Refusal> {
-    let index = match error {
-        TryAcquireError::Closed => return Err(Refusal::Stopping(Stage::Budgets)),
-        TryAcquireError::Busy(index) => index,
-    };
-    if admission == Admission::Reject {
-        return Err(Refusal::Throttled(Busy::Resource {
-            resource: rt.resources[index].name(),
-        }));
-    }
-    let until = limits.wait_until();
-    match trace::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
-        (Some(Ok(permit)), waited) => {
-            events.emit(Event::Waited(Wait::Budgets, waited));
-            Ok(permit)
+    events: Events<'e>,
+    limits: &'l Limits,
+) -> impl Future<Output = Result<Permit<'a>, Refusal>> + use<'a, 'e, 'l> {
+    async move {
+        let index = match error {
+            TryAcquireError::Closed => return Err(Refusal::Stopping(Stage::Budgets)),
+            TryAcquireError::Busy(index) => index,
+        };
+        if admission == Admission::Reject {
+            return Err(Refusal::Throttled(Busy::Resource {
+                resource: rt.resources[index].name(),
+            }));
         }
-        (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(Stage::Budgets)),
-        (Some(Err(AcquireError::QueueFull(full))), _) => Err(Refusal::Throttled(Busy::Resource {
-            resource: rt.resources[full].name(),
-        })),
-        (None, _) => Err(limits.expired(|| Busy::Resource {
-            resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
-        })),
+        let until = limits.wait_until();
+        match trace::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
+            (Some(Ok(permit)), waited) => {
+                events.emit(Event::Waited(Wait::Budgets, waited));
+                Ok(permit)
+            }
+            (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(Stage::Budgets)),
+            (Some(Err(AcquireError::QueueFull(full))), _) => {
+                Err(Refusal::Throttled(Busy::Resource {
+                    resource: rt.resources[full].name(),
+                }))
+            }
+            (None, _) => Err(limits.expired(|| Busy::Resource {
+                resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
+            })),
+        }
     }
 }
 

@@ -14,6 +14,8 @@
 //! granted to it but not yet seen passes to the next waiter); dropping the
 //! returned guard releases the key.
 
+use std::future::Future;
+
 use super::ended::Refusal;
 use super::table_key::TableKey;
 use super::waiting::{self, Limits};
@@ -45,40 +47,46 @@ pub(crate) fn try_acquire<'a, K: 'static>(
 /// Takes `key` in `table` under `Wait`: behind the calls ahead of it, at
 /// most until `limits` allow (then refused: throttled naming the key, or
 /// past the deadline).
-pub(crate) async fn wait<'a, K: 'static>(
+///
+/// Not an `async fn`, for the reason [`contended`](super::budgets::contended)
+/// gives: the block reads its captured arguments in place.
+#[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
+pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
     table: &'a KeyTable<TableKey<K>>,
     key: TableKey<K>,
-    events: Events<'_>,
-    limits: &Limits,
+    events: Events<'e>,
+    limits: &'l Limits,
     contract: &'static Contract,
     describe_key: Option<fn(&K) -> String>,
-) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
-    let Some(until) = limits.wait_until() else {
-        return match trace::timed(table.acquire(key)).await {
-            (Ok(guard), waited) => {
+) -> impl Future<Output = Result<KeyGuard<'a, TableKey<K>>, Refusal>> + use<'a, 'e, 'l, K> {
+    async move {
+        let Some(until) = limits.wait_until() else {
+            return match trace::timed(table.acquire(key)).await {
+                (Ok(guard), waited) => {
+                    events.emit(Event::Waited(Wait::Key, waited));
+                    Ok(guard)
+                }
+                (Err(_closed), _) => Err(Refusal::Stopping(Stage::Key)),
+            };
+        };
+        // Bounded: try first, so that only a call that waits describes its key
+        // (with `show_key`, for the refusal should the limit run out).
+        let key = match table.try_acquire(key) {
+            Ok(guard) => return Ok(guard),
+            Err(TryKeyError::Busy(key)) => key,
+            Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
+        };
+        let value = describe_key.map(|describe| describe(&key.key));
+        match trace::timed(waiting::bounded(Some(until), table.acquire(key))).await {
+            (Some(Ok(guard)), waited) => {
                 events.emit(Event::Waited(Wait::Key, waited));
                 Ok(guard)
             }
-            (Err(_closed), _) => Err(Refusal::Stopping(Stage::Key)),
-        };
-    };
-    // Bounded: try first, so that only a call that waits describes its key
-    // (with `show_key`, for the refusal should the limit run out).
-    let key = match table.try_acquire(key) {
-        Ok(guard) => return Ok(guard),
-        Err(TryKeyError::Busy(key)) => key,
-        Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
-    };
-    let value = describe_key.map(|describe| describe(&key.key));
-    match trace::timed(waiting::bounded(Some(until), table.acquire(key))).await {
-        (Some(Ok(guard)), waited) => {
-            events.emit(Event::Waited(Wait::Key, waited));
-            Ok(guard)
+            (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Key)),
+            (None, _) => Err(limits.expired(|| Busy::Key {
+                parameter: contract.serialize_by().map_or("", |k| k.parameter()),
+                value,
+            })),
         }
-        (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Key)),
-        (None, _) => Err(limits.expired(|| Busy::Key {
-            parameter: contract.serialize_by().map_or("", |k| k.parameter()),
-            value,
-        })),
     }
 }

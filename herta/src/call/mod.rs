@@ -263,15 +263,20 @@ impl<K: 'static> Bound<K> {
     /// One `async fn` for all stages, so one state machine: every stage's
     /// synchronous step is an inlined function, and only a wait (for a key,
     /// for budgets, for an attempt) is a future, built only when needed.
-    async fn run<F, Fut, S, C, R>(
-        &self,
+    ///
+    /// Not an `async fn`: one of those keeps a copy of each argument beside
+    /// the argument itself in its state (the handler twice, in every call's
+    /// future); the block reads the captured arguments in place.
+    #[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
+    fn run<'a, F, Fut, S, C, R>(
+        &'a self,
         key: Option<K>,
         classify: C,
         retry_after: R,
         chain: S,
         mut handler: F,
         timed: trace::Timed,
-    ) -> CallResult<Fut>
+    ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R>
     where
         F: FnMut(Context) -> Fut,
         Fut: Future,
@@ -280,44 +285,46 @@ impl<K: 'static> Bound<K> {
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
     {
-        let inner = &*self.inner;
-        let rt = &*inner.runtime.inner;
-        let contract = inner.contract;
-        let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
-            Ok(call) => call,
-            Err(refused) => {
-                let end = Err(refused.into());
-                ended::count(&end, inner.events());
-                return ended::result(end, contract, chain);
-            }
-        };
-        let end = if waiting::may_apply(inner.limited) {
-            let limits = waiting::Limits::at_admission(contract, inner.limited);
-            stages!(
-                limits,
-                inner,
-                call,
-                rt,
-                contract,
-                key,
-                handler,
-                classify,
-                retry_after
-            )
-        } else {
-            stages!(
-                waiting::Limits::NONE,
-                inner,
-                call,
-                rt,
-                contract,
-                key,
-                handler,
-                classify,
-                retry_after
-            )
-        };
-        call.finish(end, chain)
+        async move {
+            let inner = &*self.inner;
+            let rt = &*inner.runtime.inner;
+            let contract = inner.contract;
+            let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
+                Ok(call) => call,
+                Err(refused) => {
+                    let end = Err(refused.into());
+                    ended::count(&end, inner.events());
+                    return ended::result(end, contract, chain);
+                }
+            };
+            let end = if waiting::may_apply(inner.limited) {
+                let limits = waiting::Limits::at_admission(contract, inner.limited);
+                stages!(
+                    limits,
+                    inner,
+                    call,
+                    rt,
+                    contract,
+                    key,
+                    handler,
+                    classify,
+                    retry_after
+                )
+            } else {
+                stages!(
+                    waiting::Limits::NONE,
+                    inner,
+                    call,
+                    rt,
+                    contract,
+                    key,
+                    handler,
+                    classify,
+                    retry_after
+                )
+            };
+            call.finish(end, chain)
+        }
     }
 }
 
