@@ -297,6 +297,9 @@ impl<K: 'static> Bound<K> {
                     return ended::result(end, contract, chain);
                 }
             };
+            // The attempt number, declared once for both copies of the
+            // stages, so the state keeps one slot for it (8 bytes).
+            let mut attempt = 1;
             let end = if waiting::may_apply(inner.limited) {
                 let limits = waiting::Limits::at_admission(contract, inner.limited);
                 stages!(
@@ -308,7 +311,8 @@ impl<K: 'static> Bound<K> {
                     key,
                     handler,
                     classify,
-                    retry_after
+                    retry_after,
+                    attempt
                 )
             } else {
                 stages!(
@@ -320,7 +324,8 @@ impl<K: 'static> Bound<K> {
                     key,
                     handler,
                     classify,
-                    retry_after
+                    retry_after,
+                    attempt
                 )
             };
             call.finish(end, chain)

@@ -27,7 +27,7 @@ macro_rules! stage {
 /// The stages from the key to the last attempt, bounded by `$limits`; the
 /// value is how the call ended (`Result<_, End<_>>`).
 macro_rules! stages {
-    ($limits:expr, $inner:ident, $call:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident) => {
+    ($limits:expr, $inner:ident, $call:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident, $attempt:ident) => {
 'stages: {
             let admission = $contract.admission();
             let _key = match (&$inner.keys, $key) {
@@ -74,7 +74,6 @@ macro_rules! stages {
             }
             $call.events().emit(Event::Started);
             backoff::first_attempt($rt, $contract);
-            let mut attempt = 1;
             loop {
                 // One attempt. Its locals end with this block, before the
                 // backoff's await: an `async fn` keeps a local in its state
@@ -83,8 +82,8 @@ macro_rules! stages {
                 // read back at once stalled the load on the store (13-18 %
                 // of an uncontended call's time, `perf annotate`).
                 let end = {
-                    $call.attempt(attempt);
-                    let ctx = attempts::context($contract, attempt, $limits.deadline);
+                    $call.attempt($attempt);
+                    let ctx = attempts::context($contract, $attempt, $limits.deadline);
                     let deadline = ctx.deadline;
                     let clock = metrics::AttemptClock::start();
                     let run = AssertUnwindSafe($handler(ctx)).catch_unwind();
@@ -96,14 +95,14 @@ macro_rules! stages {
                     let missed = finished.is_none() && deadline == $limits.deadline;
                     match attempts::classified(
                         $contract,
-                        attempt,
+                        $attempt,
                         finished,
                         &$classify,
                         $call.events(),
                         missed,
                     ) {
                         Err(end)
-                            if attempts::Policy::new($contract, &$rt.gate).retry(attempt, &end)
+                            if attempts::Policy::new($contract, &$rt.gate).retry($attempt, &end)
                                 && !$limits.passed() =>
                         {
                             end
@@ -116,7 +115,7 @@ macro_rules! stages {
                     $contract,
                     &$inner.needs,
                     &mut permit,
-                    backoff::Failed::new(attempt, &end, &$retry_after),
+                    backoff::Failed::new($attempt, &end, &$retry_after),
                     &$limits,
                     $call.events(),
                 );
@@ -125,8 +124,8 @@ macro_rules! stages {
                     Err(backoff::Stop::Last) => break Err(end),
                     Err(backoff::Stop::Refused(refused)) => break Err(End::Refused(refused)),
                 }
-                attempt += 1;
-                $call.events().emit(Event::Retrying { attempt });
+                $attempt += 1;
+                $call.events().emit(Event::Retrying { attempt: $attempt });
             }
         }
     };
