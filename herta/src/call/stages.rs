@@ -25,12 +25,15 @@ macro_rules! stage {
 }
 
 /// The stages from the key to the last attempt, bounded by `$limits`; the
-/// value is how the call ended (`Result<_, End<_>>`).
+/// value is how the call ended (`Result<_, End<_>>`). `$attempt`,
+/// `$held_key` and `$permit` are `run`'s, shared by both copies: the
+/// attempt number, and the key guard and the permit, which the stages
+/// assign (`$permit` is `None` only during a backoff sleep).
 macro_rules! stages {
-    ($limits:expr, $inner:ident, $call:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident, $attempt:ident) => {
+    ($limits:expr, $inner:ident, $call:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident, $attempt:ident, $held_key:ident, $permit:ident) => {
 'stages: {
             let admission = $contract.admission();
-            let _key = match (&$inner.keys, $key) {
+            $held_key = match (&$inner.keys, $key) {
                 (Some(table), Some(value)) => {
                     let key = TableKey {
                         key: value,
@@ -55,16 +58,21 @@ macro_rules! stages {
                 }
                 _ => None,
             };
-            // `None` only during a backoff sleep: no budget is held then.
             // The lock-free try's result is matched in a statement of its
             // own, so that the call's state does not keep it across the
             // wait (see the attempt's block below).
-            let (mut permit, busy) = match budgets::try_acquire($rt, &$inner.needs) {
-                Ok(taken) => (Some(taken), None),
-                Err(error) => (None, Some(error)),
+            let busy = match budgets::try_acquire($rt, &$inner.needs) {
+                Ok(taken) => {
+                    $permit = Some(taken);
+                    None
+                }
+                Err(error) => {
+                    $permit = None;
+                    Some(error)
+                }
             };
             if let Some(error) = busy {
-                permit = Some(stage!('stages,
+                $permit = Some(stage!('stages,
                     budgets::contended($rt, &$inner.needs, error, admission, $call.events(), &$limits)
                         .await
                 ));
@@ -114,7 +122,7 @@ macro_rules! stages {
                     $rt,
                     $contract,
                     &$inner.needs,
-                    &mut permit,
+                    &mut $permit,
                     backoff::Failed::new($attempt, &end, &$retry_after),
                     &$limits,
                     $call.events(),
