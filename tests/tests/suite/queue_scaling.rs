@@ -13,7 +13,15 @@
 //! The cancellation tests queue N calls on a full budget (and N on one held
 //! key), then drop them in a scrambled order and time the drops: each drop
 //! unlinks its waiter in O(1) (before the waiter core it scanned the queue,
-//! 9.3x for 4x the waiters).
+//! 9.3x for 4x the waiters). Both sizes are timed from **cold caches** (a
+//! sweep over a buffer larger than the last-level cache comes before the
+//! drops), as in a disconnect storm, where the callers had been queued a
+//! while: timed straight after queueing, N waiters still sit in the caches
+//! and 4N do not, and the ratio then measures the cache's size, not the
+//! queue (RELIABILITY.md, finding 5: tokio's `Semaphore` in the same harness
+//! read 4.7–8.9x warm with its futures padded to 128–400 bytes, the ratio
+//! moving with the padding alone).
+//! The warm ratio is printed beside the cold one, for the record.
 //!
 //! Robust on a loaded machine: the measuring thread's CPU time is measured
 //! (not wall-clock time, which counts the other processes' time slices);
@@ -173,10 +181,43 @@ fn park(fut: &mut Parked<'_>) {
     assert!(pending, "the call should hold or queue");
 }
 
-/// Time to drop `n` queued calls in a scrambled order.
+/// How the caches stand when the timed drops begin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Caches {
+    /// Straight after queueing: what fits in the caches is still there.
+    Warm,
+    /// After [`evict`]: every size starts from memory.
+    Cold,
+}
+
+/// Bytes of the sweep that evicts the caches (`HERTA_QUEUE_SCALING_EVICT_MIB`,
+/// default 128 MiB: four times this machine's 32 MiB last-level cache; set
+/// it above yours).
+fn evict_bytes() -> usize {
+    (common::env_count("HERTA_QUEUE_SCALING_EVICT_MIB", 128) as usize) << 20
+}
+
+/// Writes every cache line of a buffer larger than the last-level cache, so
+/// that nothing measured afterwards is still cached. The buffer is made
+/// once per thread and reused.
+fn evict() {
+    thread_local! {
+        static SWEEP: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SWEEP.with_borrow_mut(|sweep| {
+        sweep.resize(evict_bytes(), 0);
+        for line in sweep.chunks_mut(64) {
+            line[0] = line[0].wrapping_add(1);
+        }
+        std::hint::black_box(&sweep);
+    });
+}
+
+/// Time to drop `n` queued calls in a scrambled order, from `caches`.
 /// `call(None)` queues behind `call(Some(hold))`, which holds the resource.
 fn cancel<'a, F: Future<Output = ()> + 'a>(
     n: u64,
+    caches: Caches,
     call: impl Fn(Option<Arc<Notify>>) -> F,
 ) -> Duration {
     let mut holder: Parked<'_> = Box::pin(call(Some(Arc::new(Notify::new()))));
@@ -197,6 +238,9 @@ fn cancel<'a, F: Future<Output = ()> + 'a>(
             park(fut);
         }
     }
+    if caches == Caches::Cold {
+        evict();
+    }
     let started = cpu_time();
     drop_all(&mut queued);
     let took = cpu_time() - started;
@@ -214,13 +258,20 @@ fn drop_all(queued: &mut [Option<Parked<'_>>]) {
     }
 }
 
-/// Cancelling 4x the waiters costs at most 5x the time (issue 14).
-/// `round(n)` measures one round on a fresh runtime.
-fn assert_linear(what: &str, round: impl Fn(u64) -> Duration) {
+/// Cancelling 4x the waiters costs at most 5x the time, both sizes from
+/// cold caches (issue 14); the warm ratio is printed, not checked.
+/// `round(n, caches)` measures one round on a fresh runtime.
+fn assert_linear(what: &str, round: impl Fn(u64, Caches) -> Duration) {
     let tokio_rt = current_thread();
     let _guard = tokio_rt.enter();
     let n = common::env_count("HERTA_QUEUE_SCALING_N", 10_000);
-    let ratio = best_ratio(what, n, 5.0, round);
+    best_ratio(
+        &format!("{what}, warm (not checked)"),
+        n,
+        f64::INFINITY,
+        |n| round(n, Caches::Warm),
+    );
+    let ratio = best_ratio(&format!("{what}, cold"), n, 5.0, |n| round(n, Caches::Cold));
     assert!(
         ratio <= 5.0,
         "cancelling 4x the waiters took {ratio:.1}x as long: linear would be about 4x"
@@ -242,10 +293,10 @@ fn fresh(resource: &'static str) -> Runtime {
 #[test]
 #[ignore = "a timing ratio, not a behaviour: run it by hand (see RELIABILITY.md)"]
 fn cancelling_waiters_queued_on_a_budget_scales_linearly() {
-    assert_linear("cancel queued calls on a full budget", |n| {
+    assert_linear("cancel queued calls on a full budget", |n, caches| {
         let rt = fresh("slots");
         let op = OnBudget::bind(&rt).unwrap();
-        let took = cancel(n, |hold| {
+        let took = cancel(n, caches, |hold| {
             let op = op.clone();
             async move {
                 let _ = op.call(hold).await;
@@ -259,10 +310,10 @@ fn cancelling_waiters_queued_on_a_budget_scales_linearly() {
 #[test]
 #[ignore = "a timing ratio, not a behaviour: run it by hand (see RELIABILITY.md)"]
 fn cancelling_waiters_queued_on_a_key_scales_linearly() {
-    assert_linear("cancel queued calls on one key", |n| {
+    assert_linear("cancel queued calls on one key", |n, caches| {
         let rt = fresh("wide");
         let op = OnKey::bind(&rt).unwrap();
-        let took = cancel(n, |hold| {
+        let took = cancel(n, caches, |hold| {
             let op = op.clone();
             async move {
                 let _ = op.call(7, hold).await;
@@ -283,21 +334,23 @@ fn cancelling_waiters_queued_on_a_tokio_semaphore_for_comparison() {
     let tokio_rt = current_thread();
     let _guard = tokio_rt.enter();
     let n = common::env_count("HERTA_QUEUE_SCALING_N", 10_000);
-    best_ratio(
-        "baseline: cancel queued acquires on a tokio Semaphore",
-        n,
-        5.0,
-        |n| {
-            let semaphore = Arc::new(tokio::sync::Semaphore::new(1));
-            cancel(n, |hold| {
-                let semaphore = Arc::clone(&semaphore);
-                async move {
-                    let _permit = semaphore.acquire().await;
-                    if let Some(hold) = hold {
-                        hold.notified().await;
+    for (caches, limit) in [(Caches::Warm, f64::INFINITY), (Caches::Cold, 5.0)] {
+        best_ratio(
+            &format!("baseline: cancel queued acquires on a tokio Semaphore, {caches:?}"),
+            n,
+            limit,
+            |n| {
+                let semaphore = Arc::new(tokio::sync::Semaphore::new(1));
+                cancel(n, caches, |hold| {
+                    let semaphore = Arc::clone(&semaphore);
+                    async move {
+                        let _permit = semaphore.acquire().await;
+                        if let Some(hold) = hold {
+                            hold.notified().await;
+                        }
                     }
-                }
-            })
-        },
-    );
+                })
+            },
+        );
+    }
 }
