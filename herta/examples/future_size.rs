@@ -15,6 +15,11 @@ async fn retried(x: u64) -> Result<u64, Failure<std::io::Error>> {
     Ok(x)
 }
 
+#[herta::operation(effect = Idempotent, resources("worker" = 1), serialize_by = key)]
+async fn keyed(key: u64) -> Result<u64, Failure<std::io::Error>> {
+    Ok(key)
+}
+
 fn main() {
     let rt = Runtime::builder()
         .resource(Resource::new("worker", 4))
@@ -22,6 +27,7 @@ fn main() {
         .expect("valid resources");
     let plain = Work::bind(&rt).expect("bind");
     let retried = Retried::bind(&rt).expect("bind");
+    let keyed = Keyed::bind(&rt).expect("bind");
     let semaphore = tokio::sync::Semaphore::new(1);
     println!(
         "plain call: {} bytes",
@@ -30,6 +36,10 @@ fn main() {
     println!(
         "timeout + retry call: {} bytes",
         std::mem::size_of_val(&retried.call(1))
+    );
+    println!(
+        "keyed call: {} bytes",
+        std::mem::size_of_val(&keyed.call(1))
     );
     println!(
         "semaphore acquire: {} bytes",

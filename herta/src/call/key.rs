@@ -71,13 +71,19 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
         };
         // Bounded: try first, so that only a call that waits describes its key
         // (with `show_key`, for the refusal should the limit run out).
-        let key = match table.try_acquire(key) {
-            Ok(guard) => return Ok(guard),
-            Err(TryKeyError::Busy(key)) => key,
-            Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
+        // The key in a block of its own: it moves into the wait, and a
+        // moved-from local would keep a slot in the state across the await.
+        let (value, acquire) = {
+            let key = match table.try_acquire(key) {
+                Ok(guard) => return Ok(guard),
+                Err(TryKeyError::Busy(key)) => key,
+                Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
+            };
+            // As a `Box<str>` while waiting: 16 bytes in the state, not 24.
+            let value = describe_key.map(|describe| describe(&key.key).into_boxed_str());
+            (value, table.acquire(key))
         };
-        let value = describe_key.map(|describe| describe(&key.key));
-        match trace::timed(waiting::bounded(Some(until), table.acquire(key))).await {
+        match trace::timed(waiting::bounded(Some(until), acquire)).await {
             (Some(Ok(guard)), waited) => {
                 events.emit(Event::Waited(Wait::Key, waited));
                 Ok(guard)
@@ -85,7 +91,7 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
             (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Key)),
             (None, _) => Err(limits.expired(|| Busy::Key {
                 parameter: contract.serialize_by().map_or("", |k| k.parameter()),
-                value,
+                value: value.map(String::from),
             })),
         }
     }
