@@ -260,7 +260,7 @@ impl<K: 'static> Bound<K> {
 
     /// The call itself: admission, the stages, the finish.
     ///
-    /// One `async fn` for all stages, so one state machine: every stage's
+    /// One `async` block for all stages, so one state machine: every stage's
     /// synchronous step is an inlined function, and only a wait (for a key,
     /// for budgets, for an attempt) is a future, built only when needed.
     ///
