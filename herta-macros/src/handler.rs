@@ -182,16 +182,26 @@ impl Param {
     }
 }
 
-/// A type written as herta's `Context`: a path ending in `Context`, without
-/// generic arguments (`std::task::Context<'_>` is not one).
+/// A type written as herta's `Context`: `Context`, `herta::Context` or
+/// `::herta::Context`, without generic arguments. Any other path ending in
+/// `Context` (`my::Context`, `opentelemetry::Context`, `std::task::Context<'_>`)
+/// is an ordinary parameter: taking it for herta's gave a wrong error and a
+/// second one at every call (found by a fresh user, session 6).
 pub(crate) fn is_context(ty: &Type) -> bool {
     match ty {
         Type::Path(p) => {
+            let segments = &p.path.segments;
+            let context = |s: &syn::PathSegment| s.ident == "Context" && s.arguments.is_none();
             p.qself.is_none()
-                && p.path
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.ident == "Context" && s.arguments.is_none())
+                && match segments.len() {
+                    1 => p.path.leading_colon.is_none() && context(&segments[0]),
+                    2 => {
+                        segments[0].ident == "herta"
+                            && segments[0].arguments.is_none()
+                            && context(&segments[1])
+                    }
+                    _ => false,
+                }
         }
         Type::Group(g) => is_context(&g.elem),
         Type::Paren(p) => is_context(&p.elem),

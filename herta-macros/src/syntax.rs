@@ -19,6 +19,11 @@ pub(crate) enum IntLiteral {
 /// other expression.
 pub(crate) fn int_literal(expr: &Expr) -> Option<IntLiteral> {
     match expr {
+        // `-3` inside an attribute's `key = value` reaches us as one literal
+        // (syn reads a leading minus into it), not as a negation.
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) if i.base10_digits().starts_with('-') => Some(IntLiteral::Negative),
         Expr::Lit(ExprLit {
             lit: Lit::Int(i), ..
         }) => Some(IntLiteral::Value(i.base10_parse().unwrap_or(u128::MAX))),
