@@ -59,7 +59,10 @@
 //! `Ok(value)`, or an [`Error`]: the handler's error (`Failed`), a timeout
 //! (`TimedOut`: `Transient` for Pure/Idempotent operations, `Uncertain` for
 //! NonIdempotent ones), `Throttled` (admission `Reject` found a key or budget
-//! busy) or `Stopping` (the runtime is shutting down).
+//! busy, a `Wait` call's `max_wait` ran out, or a budget's queue was full),
+//! `DeadlineExceeded` (the call's `deadline` or a [`deadline`](crate::deadline())
+//! scope passed, while it waited or during an attempt) or `Stopping` (the
+//! runtime is shutting down).
 //!
 //! ## What does not compile
 //!
