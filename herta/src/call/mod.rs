@@ -310,37 +310,31 @@ impl<K: 'static> Bound<K> {
             let end = {
                 let _held_key;
                 let mut permit;
+                // The stages read these of `run`'s locals (named once here,
+                // for both copies).
+                macro_rules! stages_bounded_by {
+                    ($limits:expr) => {
+                        stages!(
+                            $limits,
+                            inner,
+                            call,
+                            rt,
+                            contract,
+                            key,
+                            handler,
+                            classify,
+                            retry_after,
+                            attempt,
+                            _held_key,
+                            permit
+                        )
+                    };
+                }
                 let end = if waiting::may_apply(inner.limited) {
                     let limits = waiting::Limits::at_admission(contract, inner.limited);
-                    stages!(
-                        limits,
-                        inner,
-                        call,
-                        rt,
-                        contract,
-                        key,
-                        handler,
-                        classify,
-                        retry_after,
-                        attempt,
-                        _held_key,
-                        permit
-                    )
+                    stages_bounded_by!(limits)
                 } else {
-                    stages!(
-                        waiting::Limits::NONE,
-                        inner,
-                        call,
-                        rt,
-                        contract,
-                        key,
-                        handler,
-                        classify,
-                        retry_after,
-                        attempt,
-                        _held_key,
-                        permit
-                    )
+                    stages_bounded_by!(waiting::Limits::NONE)
                 };
                 end
             };
