@@ -361,7 +361,7 @@ impl Arbiter {
             while let Some(slot) = queue.front() {
                 let needs = Arc::clone(&waiters.value(slot).needs);
                 State::stop_waiting(track, &self.budgets, &needs, true);
-                wake.extend(waiters.settle(queue, slot, Status::Withdrawn));
+                wake.push(waiters.settle(queue, slot, Status::Withdrawn));
             }
         }
         wake.wake_all();

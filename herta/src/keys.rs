@@ -108,7 +108,7 @@ impl<K> State<K> {
         } = self;
         let queue = &mut entries[entry].queue;
         if let Some(next) = queue.front() {
-            return waiters.settle(queue, next, Status::Granted);
+            return Some(waiters.settle(queue, next, Status::Granted));
         }
         let removed = entries.remove(entry);
         if let Ok(found) = index.find_entry(removed.hash, |&e| e == entry) {

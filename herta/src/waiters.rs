@@ -57,21 +57,47 @@ pub(crate) enum Status {
     Withdrawn,
 }
 
-const NIL: usize = usize::MAX;
+/// A slot index in a link (`u32`: see [`Waiters`]).
+type Link = u32;
 
+/// No node: the end of a list.
+const NIL: Link = Link::MAX;
+/// In `next`, instead of a slot: the node is unlinked and `Granted`.
+const GRANTED: Link = Link::MAX - 1;
+/// In `next`, instead of a slot: the node is unlinked and `Withdrawn`.
+const WITHDRAWN: Link = Link::MAX - 2;
+
+/// One waiting future's node: 32 bytes for a key's waiter, 48 for a
+/// budget's (a `Waker` is 16). The links are `u32` and the state is read
+/// from `next` (a queued node's `next` is a slot or [`NIL`]; an unlinked
+/// one's says how it left the queue): with `usize` links and a state field
+/// beside them a node took 48 and 64 bytes, and a cancellation storm touches
+/// a node at an arbitrary place of the slab (RELIABILITY.md, finding 5).
 struct Node<T> {
-    prev: usize,
-    next: usize,
-    status: Status,
-    waker: Option<Waker>,
+    prev: Link,
+    next: Link,
+    /// The waker of the last poll while queued (a no-op waker once settled:
+    /// not an `Option`, so that the slab's entries keep its niche and add
+    /// no tag of their own).
+    waker: Waker,
     value: T,
+}
+
+impl<T> Node<T> {
+    fn status(&self) -> Status {
+        match self.next {
+            GRANTED => Status::Granted,
+            WITHDRAWN => Status::Withdrawn,
+            _ => Status::Queued,
+        }
+    }
 }
 
 /// A FIFO of nodes of one [`Waiters`] slab, oldest first.
 #[derive(Debug)]
 pub(crate) struct List {
-    head: usize,
-    tail: usize,
+    head: Link,
+    tail: Link,
     len: usize,
 }
 
@@ -92,11 +118,17 @@ impl List {
 
     /// The oldest node.
     pub(crate) fn front(&self) -> Option<usize> {
-        (self.head != NIL).then_some(self.head)
+        (self.head != NIL).then_some(self.head as usize)
     }
 }
 
 /// The nodes of one owner (an arbiter, a key-table shard).
+///
+/// # Panics
+///
+/// Slots are `u32` links: queueing a node while 2^32 - 3 are in the slab
+/// panics (each queued call's future is hundreds of bytes: terabytes of
+/// waiters).
 pub(crate) struct Waiters<T> {
     nodes: Slab<Node<T>>,
 }
@@ -111,15 +143,18 @@ impl<T> Waiters<T> {
         let slot = self.nodes.insert(Node {
             prev: list.tail,
             next: NIL,
-            status: Status::Queued,
-            waker: Some(waker.clone()),
+            waker: waker.clone(),
             value,
         });
+        let link = Link::try_from(slot)
+            .ok()
+            .filter(|&l| l < WITHDRAWN)
+            .expect("fewer than 2^32 - 3 waiters at once");
         match list.tail {
-            NIL => list.head = slot,
-            tail => self.nodes[tail].next = slot,
+            NIL => list.head = link,
+            tail => self.nodes[tail as usize].next = link,
         }
-        list.tail = slot;
+        list.tail = link;
         list.len += 1;
         slot
     }
@@ -131,38 +166,49 @@ impl<T> Waiters<T> {
     /// The node after `slot` in its list (`slot` must be queued).
     pub(crate) fn next(&self, slot: usize) -> Option<usize> {
         let next = self.nodes[slot].next;
-        (next != NIL).then_some(next)
+        debug_assert!(
+            next == NIL || next < WITHDRAWN,
+            "only queued nodes are linked"
+        );
+        (next != NIL).then_some(next as usize)
     }
 
     fn unlink(&mut self, list: &mut List, slot: usize) {
         let node = &self.nodes[slot];
-        debug_assert_eq!(node.status, Status::Queued, "only queued nodes are linked");
+        debug_assert_eq!(
+            node.status(),
+            Status::Queued,
+            "only queued nodes are linked"
+        );
         let (prev, next) = (node.prev, node.next);
         match prev {
             NIL => list.head = next,
-            p => self.nodes[p].next = next,
+            p => self.nodes[p as usize].next = next,
         }
         match next {
             NIL => list.tail = prev,
-            n => self.nodes[n].prev = prev,
+            n => self.nodes[n as usize].prev = prev,
         }
         list.len -= 1;
     }
 
     /// Unlinks a queued node from `list` and marks it `status` (`Granted` or
     /// `Withdrawn`); returns its waker, to wake once the lock is released.
-    pub(crate) fn settle(&mut self, list: &mut List, slot: usize, status: Status) -> Option<Waker> {
-        debug_assert_ne!(status, Status::Queued);
+    pub(crate) fn settle(&mut self, list: &mut List, slot: usize, status: Status) -> Waker {
         self.unlink(list, slot);
         let node = &mut self.nodes[slot];
-        node.status = status;
-        node.waker.take()
+        node.next = match status {
+            Status::Granted => GRANTED,
+            Status::Withdrawn => WITHDRAWN,
+            Status::Queued => unreachable!("a node settles as granted or withdrawn"),
+        };
+        std::mem::replace(&mut node.waker, Waker::noop().clone())
     }
 
     /// Withdraws every node of `list` (the owner is closing).
     pub(crate) fn withdraw_all(&mut self, list: &mut List, wake: &mut WakeList) {
         while let Some(slot) = list.front() {
-            wake.extend(self.settle(list, slot, Status::Withdrawn));
+            wake.push(self.settle(list, slot, Status::Withdrawn));
         }
     }
 
@@ -170,15 +216,14 @@ impl<T> Waiters<T> {
     /// latest waker), else the node is removed and its end state returned.
     pub(crate) fn poll(&mut self, slot: usize, waker: &Waker) -> Poll<(Status, T)> {
         let node = &mut self.nodes[slot];
-        if node.status == Status::Queued {
-            match &mut node.waker {
-                Some(old) if old.will_wake(waker) => {}
-                stored => *stored = Some(waker.clone()),
+        let status = node.status();
+        if status == Status::Queued {
+            if !node.waker.will_wake(waker) {
+                node.waker = waker.clone();
             }
             return Poll::Pending;
         }
-        let node = self.nodes.remove(slot);
-        Poll::Ready((node.status, node.value))
+        Poll::Ready((status, self.nodes.remove(slot).value))
     }
 
     /// The drop of a waiting future: removes the node (unlinking it from the
@@ -190,12 +235,12 @@ impl<T> Waiters<T> {
         slot: usize,
         list: impl FnOnce(&T) -> &'l mut List,
     ) -> (Status, T) {
-        if self.nodes[slot].status == Status::Queued {
+        let status = self.nodes[slot].status();
+        if status == Status::Queued {
             let list = list(&self.nodes[slot].value);
             self.unlink(list, slot);
         }
-        let node = self.nodes.remove(slot);
-        (node.status, node.value)
+        (status, self.nodes.remove(slot).value)
     }
 }
 
@@ -220,12 +265,6 @@ impl WakeList {
     pub(crate) fn push(&mut self, waker: Waker) {
         if let Err(full) = self.inline.try_push(waker) {
             self.spill.push(full.element());
-        }
-    }
-
-    pub(crate) fn extend(&mut self, waker: Option<Waker>) {
-        if let Some(w) = waker {
-            self.push(w);
         }
     }
 
@@ -269,7 +308,7 @@ mod tests {
         }
         assert_eq!(order, [1, 3]);
         let mut wake = WakeList::new();
-        wake.extend(w.settle(&mut list, slots[1], Status::Granted));
+        wake.push(w.settle(&mut list, slots[1], Status::Granted));
         assert_eq!(w.poll(slots[1], waker), Poll::Ready((Status::Granted, 1)));
         w.withdraw_all(&mut list, &mut wake);
         assert_eq!(list.len(), 0);

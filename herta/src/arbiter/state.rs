@@ -249,7 +249,7 @@ impl State {
                 });
                 let needs = Arc::clone(&w.needs);
                 State::stop_waiting(track, budgets, &needs, *closed);
-                wake.extend(waiters.settle(queue, slot, Status::Granted));
+                wake.push(waiters.settle(queue, slot, Status::Granted));
                 continue;
             }
             let mature = w.needs.iter().all(|n| {
