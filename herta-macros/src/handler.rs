@@ -5,10 +5,11 @@
 //! (`#[state]`, removed from the function as emitted), which is the
 //! `Context`, and what `call` takes.
 //!
-//! The `Context` is recognised by how its type is written: a path ending in
-//! `Context` (`Context`, `herta::Context`), by value or by reference. A
-//! renamed import (`use herta::Context as Ctx`) cannot be recognised: such
-//! a parameter is taken as an ordinary argument of `call`.
+//! The `Context` is recognised by how its type is written: `Context`,
+//! `herta::Context` or `::herta::Context`, by value or by reference (see
+//! [`is_context`]). Another path ending in `Context` (another crate's, a
+//! re-export) or a renamed import (`use herta::Context as Ctx`) is not:
+//! such a parameter is an ordinary argument of `call`.
 
 use proc_macro2::{Group, Span, TokenStream};
 use quote::{quote, ToTokens};

@@ -149,9 +149,11 @@ use proc_macro::TokenStream;
 /// 17. a `max_wait` or `timeout` not shorter than the `deadline` (the
 ///     deadline ends waits and attempts first, so it would never apply).
 ///
-/// A `Context` parameter is recognised by its type as written (a path
-/// ending in `Context`); under a renamed import (`use herta::Context as
-/// Ctx`) it is taken as an ordinary parameter of `call`. An associated
+/// A `Context` parameter is recognised by its type as written: `Context`,
+/// `herta::Context` or `::herta::Context`. Any other path (`my::Context`,
+/// `opentelemetry::Context`, a re-export such as `crate::prelude::Context`)
+/// and a renamed import (`use herta::Context as Ctx`) are taken as ordinary
+/// parameters of `call`. An associated
 /// function that names neither `self` nor `Self` cannot be told from a free
 /// one, and gets rustc's errors about items in an `impl` block.
 ///

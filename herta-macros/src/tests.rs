@@ -932,3 +932,31 @@ fn classify_rules() {
         "{tokens}"
     );
 }
+
+#[test]
+fn only_herta_s_context_paths_name_the_context() {
+    use crate::handler::is_context;
+    let context = |ty: TokenStream| is_context(&syn::parse2(ty).expect("a type"));
+    for ours in [
+        quote!(Context),
+        quote!(herta::Context),
+        quote!(::herta::Context),
+    ] {
+        assert!(context(ours.clone()), "{ours} is herta's Context");
+    }
+    for theirs in [
+        quote!(my::Context),
+        quote!(opentelemetry::Context),
+        quote!(crate::prelude::Context),
+        quote!(::Context),
+        quote!(a::herta::Context),
+        quote!(herta::Context<'static>),
+        quote!(std::task::Context<'_>),
+        quote!(<T as herta::Has>::Context),
+    ] {
+        assert!(
+            !context(theirs.clone()),
+            "{theirs} is an ordinary parameter"
+        );
+    }
+}

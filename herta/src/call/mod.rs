@@ -26,7 +26,7 @@
 //! call releases everything it held or waited for, at once, and is counted
 //! cancelled).
 //!
-//! [`Bound::run`] strings the stages together in one `async fn`, so that a
+//! [`Bound::run`] strings the stages together in one `async` block, so that a
 //! call is one state machine (a nested `async fn` per stage costs about 20
 //! instructions per call; see `profile_call`): each stage is a synchronous,
 //! inlined step, and only its wait is a future, built only when it waits.
@@ -299,7 +299,7 @@ impl<K: 'static> Bound<K> {
             };
             // What the stages count and hold, declared once for both copies
             // of them, so that the call's state keeps one slot for each, not
-            // one per copy (48 bytes of every call's future: 504 -> 456).
+            // one per copy (56 bytes of every call's future: 512 -> 456).
             // The key guard and the permit are assigned on each path, not
             // set to `None` first (overwriting one drops the old value, a
             // check that cost 13 instructions per call each; as they are, the

@@ -28,7 +28,8 @@ macro_rules! stage {
 /// value is how the call ended (`Result<_, End<_>>`). `$attempt`,
 /// `$held_key` and `$permit` are `run`'s, shared by both copies: the
 /// attempt number, and the key guard and the permit, which the stages
-/// assign (`$permit` is `None` only during a backoff sleep).
+/// assign (`$permit` is `None` while the call waits for its budgets, during
+/// a backoff sleep, and after a refused re-acquisition).
 macro_rules! stages {
     ($limits:expr, $inner:ident, $call:ident, $rt:ident, $contract:ident, $key:ident, $handler:ident, $classify:ident, $retry_after:ident, $attempt:ident, $held_key:ident, $permit:ident) => {
 'stages: {
