@@ -153,9 +153,9 @@ use proc_macro::TokenStream;
 /// `herta::Context` or `::herta::Context`. Any other path (`my::Context`,
 /// `opentelemetry::Context`, a re-export such as `crate::prelude::Context`)
 /// and a renamed import (`use herta::Context as Ctx`) are taken as ordinary
-/// parameters of `call`. An associated
-/// function that names neither `self` nor `Self` cannot be told from a free
-/// one, and gets rustc's errors about items in an `impl` block.
+/// parameters of `call`. An associated function that names neither `self`
+/// nor `Self` cannot be told from a free one, and gets rustc's errors about
+/// items in an `impl` block.
 ///
 /// Rules 3 and 4 read the effect × outcome table of `herta-contract`, the
 /// same table the runtime checks before every retry.

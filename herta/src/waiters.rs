@@ -195,12 +195,17 @@ impl<T> Waiters<T> {
     /// Unlinks a queued node from `list` and marks it `status` (`Granted` or
     /// `Withdrawn`); returns its waker, to wake once the lock is released.
     pub(crate) fn settle(&mut self, list: &mut List, slot: usize, status: Status) -> Waker {
+        debug_assert_ne!(
+            status,
+            Status::Queued,
+            "a node settles as granted or withdrawn"
+        );
         self.unlink(list, slot);
         let node = &mut self.nodes[slot];
-        node.next = match status {
-            Status::Granted => GRANTED,
-            Status::Withdrawn => WITHDRAWN,
-            Status::Queued => unreachable!("a node settles as granted or withdrawn"),
+        node.next = if status == Status::Granted {
+            GRANTED
+        } else {
+            WITHDRAWN
         };
         std::mem::replace(&mut node.waker, Waker::noop().clone())
     }

@@ -68,6 +68,8 @@ macro_rules! stages {
                     None
                 }
                 Err(error) => {
+                    // Set on this path too, so that `$permit` is assigned on
+                    // every path the compiler can follow past the wait.
                     $permit = None;
                     Some(error)
                 }
