@@ -3,8 +3,9 @@
 
 use herta_contract::{retry_verdict, Effect, Outcome, RetryVerdict};
 
+use super::values::{duration_error, DurationWords};
 use crate::diag::{error, list};
-use crate::model::{Attr, Key, OnList, TimeoutError};
+use crate::model::{Attr, Key, OnList};
 
 /// The most attempts a contract without `backoff` may declare (rule 5):
 /// attempts that follow each other at once cannot usefully be more, and a
@@ -168,27 +169,17 @@ pub(super) fn rule_13_backoff(attr: &Attr) -> Vec<syn::Error> {
                 "write `backoff(base = \"10ms\", cap = \"1s\")`: `base` is the first delay, `cap` the longest",
             )),
             None => {}
-            Some(value) => {
-                let (span, text) = (value.lit.span(), value.lit.value());
-                match value.millis {
-                    Ok(_) => {}
-                    Err(TimeoutError::Unparsable) => errors.push(error(
-                        span,
-                        format_args!("`{name} = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
-                        format_args!("e.g. `{name} = \"10ms\"`, `\"2s\"` or `\"1m\"`"),
-                    )),
-                    Err(TimeoutError::Zero) => errors.push(error(
-                        span,
-                        format_args!("`{name} = {text:?}` is no delay: a backoff's delays must be above zero"),
-                        "use a positive delay such as `\"10ms\"`, or remove `backoff(...)`",
-                    )),
-                    Err(TimeoutError::TooLong) => errors.push(error(
-                        span,
-                        format_args!("`{name} = {text:?}` is longer than the 1 hour herta allows a backoff delay; a longer one is most likely a unit slip"),
-                        "check the unit (`ms`, `s`, `m`, `h`)",
-                    )),
-                }
-            }
+            Some(value) => errors.extend(duration_error(
+                value,
+                name,
+                &DurationWords {
+                    example: "10ms",
+                    zero: "is no delay: a backoff's delays must be above zero",
+                    zero_help: "use a positive delay such as `\"10ms\"`, or remove `backoff(...)`",
+                    limit_of: " a backoff delay",
+                    or_remove: "",
+                },
+            )),
         }
     }
     if let (Some(base), Some(cap)) = (&backoff.base, &backoff.cap) {

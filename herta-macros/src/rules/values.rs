@@ -5,7 +5,7 @@ use syn::Ident;
 
 use crate::diag::{did_you_mean, error, list};
 use crate::handler::Handler;
-use crate::model::{Attr, TimeoutError};
+use crate::model::{Attr, Timeout, TimeoutError};
 
 /// Rule 8 (name half): `serialize_by` names a parameter of the function.
 pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> Vec<syn::Error> {
@@ -102,25 +102,61 @@ pub(super) fn rule_10_timeout(attr: &Attr) -> Vec<syn::Error> {
     let Some(timeout) = &attr.timeout else {
         return Vec::new();
     };
-    let (span, text) = (timeout.lit.span(), timeout.lit.value());
-    match timeout.millis {
-        Ok(_) => Vec::new(),
-        Err(TimeoutError::Unparsable) => vec![error(
-            span,
-            format_args!("`timeout = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
-            "e.g. `timeout = \"250ms\"`, `\"2s\"` or `\"1m\"`",
-        )],
-        Err(TimeoutError::Zero) => vec![error(
-            span,
-            format_args!("`timeout = {text:?}` would time out every attempt before it starts"),
-            "use a positive timeout such as `\"250ms\"`, or remove `timeout` for no limit",
-        )],
-        Err(TimeoutError::TooLong) => vec![error(
-            span,
-            format_args!("`timeout = {text:?}` is longer than the 1 hour herta allows per attempt; a longer one is most likely a unit slip"),
-            "check the unit (`ms`, `s`, `m`, `h`), or remove `timeout` for no limit",
-        )],
-    }
+    duration_error(
+        timeout,
+        "timeout",
+        &DurationWords {
+            example: "250ms",
+            zero: "would time out every attempt before it starts",
+            zero_help:
+                "use a positive timeout such as `\"250ms\"`, or remove `timeout` for no limit",
+            limit_of: " per attempt",
+            or_remove: ", or remove `timeout` for no limit",
+        },
+    )
+    .into_iter()
+    .collect()
+}
+
+/// How one duration key words the errors of [`duration_error`].
+pub(super) struct DurationWords<'a> {
+    /// A valid value, for the help of an unparsable one (`"250ms"`).
+    pub example: &'a str,
+    /// What a zero would do, after "`key = "0s"` ".
+    pub zero: &'a str,
+    /// The fix for a zero.
+    pub zero_help: &'a str,
+    /// What the hour limits, after "the 1 hour herta allows" (`" per attempt"`).
+    pub limit_of: &'a str,
+    /// After "check the unit", for a value above the hour (`", or remove …"`).
+    pub or_remove: &'a str,
+}
+
+/// Rule 10's error for a duration key (`timeout`, `max_wait`, `deadline`,
+/// `backoff`'s `base` and `cap`): `None` for a positive duration of at most
+/// an hour, else one error on the string literal.
+pub(super) fn duration_error(
+    value: &Timeout,
+    key: &str,
+    words: &DurationWords<'_>,
+) -> Option<syn::Error> {
+    let (span, text) = (value.lit.span(), value.lit.value());
+    let (message, help) = match value.millis {
+        Ok(_) => return None,
+        Err(TimeoutError::Unparsable) => (
+            format!("`{key} = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
+            format!("e.g. `{key} = \"{}\"`, `\"2s\"` or `\"1m\"`", words.example),
+        ),
+        Err(TimeoutError::Zero) => (
+            format!("`{key} = {text:?}` {}", words.zero),
+            words.zero_help.to_owned(),
+        ),
+        Err(TimeoutError::TooLong) => (
+            format!("`{key} = {text:?}` is longer than the 1 hour herta allows{}; a longer one is most likely a unit slip", words.limit_of),
+            format!("check the unit (`ms`, `s`, `m`, `h`){}", words.or_remove),
+        ),
+    };
+    Some(error(span, message, help))
 }
 
 /// A `name` override names something.

@@ -5,8 +5,9 @@
 
 use herta_contract::Admission;
 
+use super::values::{duration_error, DurationWords};
 use crate::diag::error;
-use crate::model::{Attr, Timeout, TimeoutError};
+use crate::model::{Attr, Timeout};
 
 /// Rule 10, for `max_wait` and `deadline`: a positive duration of at most
 /// an hour.
@@ -31,25 +32,19 @@ pub(super) fn rule_10_durations(attr: &Attr) -> Vec<syn::Error> {
 
 /// One duration key's value; `zero` says what a zero would do.
 fn duration(value: &Timeout, key: &str, zero: &str) -> Option<syn::Error> {
-    let (span, text) = (value.lit.span(), value.lit.value());
-    match value.millis {
-        Ok(_) => None,
-        Err(TimeoutError::Unparsable) => Some(error(
-            span,
-            format_args!("`{key} = {text:?}` is not a duration: write a whole number followed by `ms`, `s`, `m` or `h`, without a space"),
-            format_args!("e.g. `{key} = \"100ms\"`, `\"2s\"` or `\"1m\"`"),
-        )),
-        Err(TimeoutError::Zero) => Some(error(
-            span,
-            format_args!("`{key} = {text:?}` {zero}"),
-            format_args!("use a positive duration such as `\"100ms\"`, or remove `{key}` for no limit"),
-        )),
-        Err(TimeoutError::TooLong) => Some(error(
-            span,
-            format_args!("`{key} = {text:?}` is longer than the 1 hour herta allows; a longer one is most likely a unit slip"),
-            format_args!("check the unit (`ms`, `s`, `m`, `h`), or remove `{key}` for no limit"),
-        )),
-    }
+    duration_error(
+        value,
+        key,
+        &DurationWords {
+            example: "100ms",
+            zero,
+            zero_help: &format!(
+                "use a positive duration such as `\"100ms\"`, or remove `{key}` for no limit"
+            ),
+            limit_of: "",
+            or_remove: &format!(", or remove `{key}` for no limit"),
+        },
+    )
 }
 
 /// Rule 14: `max_wait` bounds how long a `Wait` call queues; a `Reject`
