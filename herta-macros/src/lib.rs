@@ -121,8 +121,9 @@ use proc_macro::TokenStream;
 /// 4. retrying `Success` or `Permanent`, or `Throttled` without `backoff`;
 /// 5. `retry(max = 0)`, `retry(max = 1)`, `max` above 100 without `backoff`
 ///    (10 000 with it), `on` missing or empty; and a
-///    `retry` without `timeout` whose error type is not `Classify` (every
-///    failure would be Permanent, so it could never retry);
+///    `retry` whose error type is not `Classify` (every failure would be
+///    Permanent, so it could never retry), unless it retries a `timeout`
+///    (`on` lists `Transient` and the effect is Pure or Idempotent);
 /// 6. resource units 0, negative, or above a constant resource's capacity;
 /// 7. a resource named twice;
 /// 8. `serialize_by` naming no parameter, or a key type that is not
@@ -185,7 +186,7 @@ pub fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
 /// - rule 9 (`Clone` parameters of a retried operation) becomes the
 ///   layer's bound: with `retry`, the service's requests must be `Clone`
 ///   (a compile error naming the request type otherwise);
-/// - rule 5's "retry without `timeout` needs a `Classify` error" becomes
+/// - rule 5's "a retry needs a `Classify` error" becomes
 ///   the layer's bound: the inner service's error must implement
 ///   `herta::Classify`, or the layer is given `classify_error`;
 /// - rule 16: the item must be a unit struct (`struct CallUpstream;`)

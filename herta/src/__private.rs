@@ -101,16 +101,18 @@ impl<T: Clone> RetryArg<T> for Retry {
     }
 }
 
-/// The error type of an operation that retries without a `timeout` must say
-/// which failures are worth retrying: implemented by [`Classified`] for every
-/// `E: Classify`. Without `Classify` every failure is `Permanent`, so the
-/// `retry(...)` could never fire — the contract would promise retries it
-/// never makes. (With a `timeout`, timeouts are `Transient` for Pure and
-/// Idempotent operations, so retrying them is meaningful whatever `E` is.)
+/// The error type of an operation that retries must say which failures are
+/// worth retrying, unless the contract retries its timeouts: implemented by
+/// [`Classified`] for every `E: Classify`. Without `Classify` every failure
+/// is `Permanent`, so the `retry(...)` could never fire — the contract would
+/// promise retries it never makes. (A `timeout` is `Transient` for Pure and
+/// Idempotent operations, so with `timeout` and `on` listing `Transient` the
+/// retry is meaningful whatever `E` is; a NonIdempotent timeout is
+/// `Uncertain`, which it may never retry.)
 #[diagnostic::on_unimplemented(
     message = "this operation retries, but its error type `{E}` does not implement `herta::Classify`, so every failure is Permanent and no retry would ever happen",
     label = "this error type does not say which failures are worth retrying",
-    note = "return `herta::Failure<{E}>` (e.g. `Failure::transient(e)`), derive `herta::Classify` on your error enum, add a `timeout` (timeouts are Transient for Pure and Idempotent operations), or remove `retry(...)`"
+    note = "return `herta::Failure<{E}>` (e.g. `Failure::transient(e)`), derive `herta::Classify` on your error enum, add a `timeout` and retry `Transient` (a timeout is Transient for Pure and Idempotent operations), or remove `retry(...)`"
 )]
 pub trait RetryClassify<E> {
     /// The outcome of `error`.

@@ -211,7 +211,10 @@ impl<E> Error<E> {
         }
     }
 
-    /// How many attempts ran (0 when nothing ran).
+    /// How many attempts ran, as the error records them: 0 for `Stopping`
+    /// (nothing ran) and for `Throttled`, which also reads 0 in its one case
+    /// where attempts did run (a retry that could not take its budgets back
+    /// after a backoff sleep: see [`Error::Throttled`]).
     pub fn attempts(&self) -> u32 {
         match self {
             Error::Failed { attempts, .. }

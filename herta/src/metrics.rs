@@ -36,7 +36,8 @@
 //! the [`Stats`](crate::Stats) counters and the tracing events. Relations:
 //! `herta_attempts_total = started + retried` of the operation's
 //! [`OperationStats`](crate::OperationStats); `herta_calls_total` summed over
-//! outcomes is `finished - cancelled - panicked`.
+//! outcomes is `finished - cancelled - panicked + refused_stopping` (a call refused
+//! at the closed gate counts as `stopping` without being admitted).
 //!
 //! **Cost.** Each handle is a reference-counted pointer into the recorder;
 //! a call increments two counters, records one attempt duration (two clock

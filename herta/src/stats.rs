@@ -48,9 +48,12 @@ pub struct Stats {
     /// Admitted calls whose last attempt failed or ran past its timeout
     /// (`Error::Failed`, `Error::TimedOut`).
     pub failed: u64,
-    /// Admitted calls that found their key or a budget busy and ran nothing
+    /// Admitted calls that found their key or a budget busy
     /// (`Error::Throttled`): admission `Reject`, a `Wait` call whose
-    /// `max_wait` ran out, or one that found a budget's queue full.
+    /// `max_wait` ran out, or one that found a budget's queue full. They ran
+    /// nothing, except a retry that could not take its budgets back after a
+    /// backoff sleep (its attempts are counted in `started`; see
+    /// `Error::Throttled`).
     pub throttled: u64,
     /// Admitted calls withdrawn by shutdown while waiting for their key or
     /// budgets (`Error::Stopping`); they ran nothing.
@@ -111,7 +114,9 @@ pub struct OperationStats {
     pub succeeded: u64,
     /// Admitted calls whose last attempt failed or ran past its timeout.
     pub failed: u64,
-    /// Admitted calls that found their key or a budget busy and ran nothing.
+    /// Admitted calls that found their key or a budget busy
+    /// (`Error::Throttled`); they ran nothing, except a retry that could not
+    /// take its budgets back after a backoff sleep.
     pub throttled: u64,
     /// Admitted calls withdrawn by shutdown while waiting.
     pub stopped_waiting: u64,

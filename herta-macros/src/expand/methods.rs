@@ -154,12 +154,19 @@ impl Wrapper<'_> {
         }
     }
 
-    /// The body of `__herta_classify`. A retry without a timeout can only
-    /// fire on a classified failure: it requires `Classify`, spanned on the
-    /// error type.
+    /// The body of `__herta_classify`. A retry can only fire on a
+    /// classified failure, or on a timeout it retries (a `timeout` whose
+    /// outcome for the effect is in `on`: `Transient` for Pure and
+    /// Idempotent): otherwise it requires `Classify`, spanned on the error
+    /// type.
     fn classify(&self) -> TokenStream {
         let err = &self.err;
-        if self.retry.is_some() && self.timeout.is_none() {
+        let retries_timeouts = self.timeout.is_some()
+            && self
+                .retry
+                .as_ref()
+                .is_some_and(|retry| retry.on.contains(&self.op.attr.effect().timeout_outcome()));
+        if self.retry.is_some() && !retries_timeouts {
             let classified = private_path("Classified", span_range(err));
             quote!(<#classified as ::herta::__private::RetryClassify<#err>>::retry_outcome(error))
         } else {

@@ -18,17 +18,28 @@ pub(super) fn duration(meta: &Meta, key: &str, example: &str) -> syn::Result<Tim
             lit: s.clone(),
             millis: parse_timeout(&s.value()),
         }),
+        // `2s` lexes as the integer 2 with the suffix `s`: a unit, unquoted.
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) if !i.suffix().is_empty() => Err(error(
+            i.span(),
+            format_args!("`{key}` takes its duration as a string"),
+            format_args!("put it in quotes: `{key} = \"{i}\"`"),
+        )),
         Expr::Lit(ExprLit {
             lit: Lit::Int(i), ..
         }) => Err(error(
             i.span(),
             format_args!("`{key}` needs a unit: a bare number could mean milliseconds or seconds"),
-            format_args!("write `{key} = \"{i}ms\"` or `{key} = \"{i}s\"`"),
+            format_args!(
+                "write `{key} = \"{digits}ms\"` or `{key} = \"{digits}s\"`",
+                digits = i.base10_digits()
+            ),
         )),
         other => Err(error(
             other.span(),
             format_args!("`{key}` takes a string with a unit"),
-            format_args!("write `{key} = \"{example}\"`, `\"2s\"` or `\"1m\"`"),
+            format_args!("write a string with a unit, e.g. `{key} = \"{example}\"` or `\"1m\"`"),
         )),
     }
 }

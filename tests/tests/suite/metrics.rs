@@ -312,3 +312,43 @@ async fn two_bindings_of_one_operation_count_in_one_series() {
         2.0
     );
 }
+
+/// A call refused at the closed gate counts under `outcome="stopping"` but
+/// is not admitted, so `herta_calls_total` summed over outcomes is
+/// `finished - cancelled - panicked + refused_stopping` (herta::metrics).
+#[tokio::test(start_paused = true)]
+async fn calls_refused_at_shutdown_are_counted_beside_the_finished_ones() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let (rt, charge) = metrics::with_local_recorder(&recorder, || {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 1))
+            .build()
+            .unwrap();
+        let charge = Charge::bind(&rt).unwrap();
+        (rt, charge)
+    });
+    charge.call("ada".to_owned()).await.unwrap();
+    rt.shutdown().await;
+    for customer in ["bo", "cy"] {
+        let refused = charge.call(customer.to_owned()).await.unwrap_err();
+        assert!(matches!(refused, Error::Stopping { .. }), "{refused:?}");
+    }
+    let mut seen = Seen::default();
+    seen.read(&snapshotter);
+    let calls = |outcome: &str| {
+        seen.value(
+            "herta_calls_total",
+            &["operation=charge", &format!("outcome={outcome}")],
+        )
+    };
+    assert_eq!(calls("success"), 1.0);
+    assert_eq!(calls("stopping"), 2.0);
+    let stats = rt.stats();
+    let op = stats.operation("charge").unwrap();
+    assert_eq!((op.finished, op.refused_stopping), (1, 2));
+    assert_eq!(
+        calls("success") + calls("stopping"),
+        (op.finished - op.cancelled - op.panicked + op.refused_stopping) as f64
+    );
+}
