@@ -243,6 +243,17 @@ impl<T> Waiters<T> {
         let status = self.nodes[slot].status();
         if status == Status::Queued {
             let list = list(&self.nodes[slot].value);
+            #[cfg(herta_scan_on_cancel)]
+            {
+                // The bug that `tests/tests/suite/queue_scaling.rs` exists
+                // to catch, put back on purpose to show that it does: a walk
+                // from the head to the leaving node, O(queue) per cancel.
+                // Never set in a normal build (RELIABILITY.md, finding 5).
+                let mut at = list.head;
+                while at != slot as Link {
+                    at = self.nodes[at as usize].next;
+                }
+            }
             self.unlink(list, slot);
         }
         (status, self.nodes.remove(slot).value)

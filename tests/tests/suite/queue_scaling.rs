@@ -25,16 +25,15 @@
 //!
 //! Robust on a loaded machine: the measuring thread's CPU time is measured
 //! (not wall-clock time, which counts the other processes' time slices);
-//! each check takes a fixed number of paired rounds (both sizes back to
-//! back, alternating which runs first) and compares the **median of the
-//! per-round ratios** with its limit, so that a disturbed round is an
-//! outlier whichever size it hit. The cancellation checks compare 40 000
-//! with 160 000 queued waiters, both past this machine's L2 cache
-//! ([`DEFAULT_N`] says why not 10 000 with 40 000, which is printed
-//! beside it, unchecked). A superlinear queue (the 9.3x above) fails at any
-//! size: with an O(queue) walk put back into `Waiters::leave`, the budget
-//! case read 23x from 10 000 to 40 000 (session 6) and 34x from 40 000 to
-//! 160 000 (session 7).
+//! each check takes a fixed number of rounds, every size once per round
+//! (upwards and downwards in turn), and checks medians over the rounds, so
+//! that a disturbed round is an outlier whichever size it hit. The
+//! cancellation checks fit the exponent of the cost over five sizes, 10 000
+//! to 160 000 queued waiters ([`cancel_sizes`] says why not one pair), and
+//! print each 4x pair's ratio beside it. A scan per cancel (the 9.3x above)
+//! reads an exponent near 2: `--cfg herta_scan_on_cancel` puts one back
+//! into `Waiters::leave` (RELIABILITY.md has the command) and the check
+//! fails.
 
 use crate::common;
 
@@ -81,13 +80,15 @@ fn cpu_time() -> Duration {
     START.get_or_init(std::time::Instant::now).elapsed()
 }
 
-/// Paired rounds per measurement (`HERTA_QUEUE_SCALING_ROUNDS`, default 11).
+/// Rounds per measurement (`HERTA_QUEUE_SCALING_ROUNDS`, default 12: an
+/// even number, so that as many rounds run the sizes upwards as downwards).
 fn rounds() -> usize {
-    (common::env_count("HERTA_QUEUE_SCALING_ROUNDS", 11) as usize).max(1)
+    (common::env_count("HERTA_QUEUE_SCALING_ROUNDS", 12) as usize).max(1)
 }
 
 /// The median of `values` (not empty).
-fn median(values: &mut [f64]) -> f64 {
+fn median(values: &[f64]) -> f64 {
+    let mut values = values.to_vec();
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
     if values.len() % 2 == 1 {
@@ -97,51 +98,110 @@ fn median(values: &mut [f64]) -> f64 {
     }
 }
 
-/// How `run(4 * n)` compares with `run(n)`: [`rounds`] paired rounds, each
-/// timing both sizes back to back (the order alternating from round to
-/// round, so that neither size always runs first), and the **median of the
-/// per-round ratios**. A round that something else disturbed (another
-/// process's cache traffic, a frequency change) is an outlier the median
-/// ignores, whichever size it hit; the number of rounds is fixed in advance.
+/// The least-squares slope of `ln y` against `ln x`: the exponent `k` of
+/// the power law `y ∝ x^k` that fits the points best (1 for a linear cost,
+/// 2 for a quadratic one).
+fn exponent(points: &[(f64, f64)]) -> f64 {
+    let logs: Vec<(f64, f64)> = points.iter().map(|&(x, y)| (x.ln(), y.ln())).collect();
+    let count = logs.len() as f64;
+    let mean_x = logs.iter().map(|p| p.0).sum::<f64>() / count;
+    let mean_y = logs.iter().map(|p| p.1).sum::<f64>() / count;
+    let covariance: f64 = logs.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    let variance: f64 = logs.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    covariance / variance
+}
+
+/// What [`measure`] found: medians over the rounds.
+struct Scaling {
+    /// The median of the per-round fitted exponents ([`exponent`]).
+    exponent: f64,
+    /// The median of the per-round `time(4n) / time(n)`, for each size `n`
+    /// of the list that has one four times as large.
+    quadruplings: Vec<(u64, f64)>,
+}
+
+/// Times `run(n)` for every size of `sizes` (ascending, each twice the one
+/// before), in [`rounds`] rounds: each round runs every size once, upwards
+/// in even rounds and downwards in odd ones (so that no size always runs
+/// first or last). Per round, it fits the exponent of the power law through
+/// the sizes' times and takes each 4x step's ratio; the **medians over the
+/// rounds** are reported. A round that something else disturbed (another
+/// process's cache traffic, a frequency change) is an outlier the medians
+/// ignore, whichever size it hit; the number of rounds is fixed in advance.
 ///
-/// (Until session 7 the best time of each size was compared, with more
-/// rounds taken while the ratio failed. Bests are biased here: the N-sized
-/// round is short and its time spreads more (cold, 1.5–4.7 ms for one
+/// (Until session 7 the best time of each of two sizes was compared, with
+/// more rounds taken while the ratio failed. Bests are biased here: the
+/// small round is short and its time spreads more (cold, 1.5–4.7 ms for a
 /// budget case whose median was 2.9 ms), so its best falls further with
-/// more rounds than the 4N one's, and the ratio of bests drifted upwards:
+/// more rounds than the large one's, and the ratio of bests drifted up:
 /// 5.4–6.1x where the median of the paired ratios read 4.6–5.0x.)
 ///
-/// Prints the median time of each size and the median ratio; returns the
-/// median ratio.
-fn median_ratio(what: &str, n: u64, mut run: impl FnMut(u64) -> Duration) -> f64 {
+/// Prints the median time of each size, the 4x ratios and the exponent,
+/// also the exponent of the upward and the downward rounds apart.
+fn measure(what: &str, sizes: &[u64], mut run: impl FnMut(u64) -> Duration) -> Scaling {
     let rounds = rounds();
-    let (mut small, mut large, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+    let mut exponents = [Vec::new(), Vec::new()];
+    let quadruple: Vec<usize> = (0..sizes.len())
+        .filter(|&i| sizes.get(i + 2) == Some(&(4 * sizes[i])))
+        .collect();
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); quadruple.len()];
     for round in 0..rounds {
-        let (a, b) = if round % 2 == 0 {
-            let a = run(n);
-            (a, run(4 * n))
+        let mut this = vec![0.0; sizes.len()];
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..sizes.len()).collect()
         } else {
-            let b = run(4 * n);
-            (run(n), b)
+            (0..sizes.len()).rev().collect()
         };
-        let (a, b) = (a.as_secs_f64().max(1e-9), b.as_secs_f64());
-        small.push(a);
-        large.push(b);
-        ratios.push(b / a);
+        for i in order {
+            this[i] = run(sizes[i]).as_secs_f64().max(1e-9);
+            times[i].push(this[i]);
+        }
+        let points: Vec<(f64, f64)> = sizes
+            .iter()
+            .map(|&n| n as f64)
+            .zip(this.iter().copied())
+            .collect();
+        exponents[round % 2].push(exponent(&points));
+        for (r, &i) in ratios.iter_mut().zip(&quadruple) {
+            r.push(this[i + 2] / this[i]);
+        }
     }
-    let ratio = median(&mut ratios);
-    let (small, large) = (
-        Duration::from_secs_f64(median(&mut small)),
-        Duration::from_secs_f64(median(&mut large)),
-    );
+    let all: Vec<f64> = exponents.concat();
+    let scaling = Scaling {
+        exponent: median(&all),
+        quadruplings: quadruple
+            .iter()
+            .zip(&ratios)
+            .map(|(&i, r)| (sizes[i], median(r)))
+            .collect(),
+    };
+    let medians: Vec<String> = sizes
+        .iter()
+        .zip(&times)
+        .map(|(n, t)| format!("{n}: {:.2?}", Duration::from_secs_f64(median(t))))
+        .collect();
+    let steps: Vec<String> = scaling
+        .quadruplings
+        .iter()
+        .map(|(n, r)| format!("{n} -> {}: {r:.2}x", 4 * n))
+        .collect();
+    let (low, high) = all
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &e| {
+            (l.min(e), h.max(e))
+        });
+    let by_order = |e: &[f64]| if e.is_empty() { f64::NAN } else { median(e) };
     println!(
-        "{what}: {n}: {small:.2?}; {}: {large:.2?} (medians); \
-         ratio {ratio:.2} (median of {rounds} paired rounds, {:.1?} .. {:.1?})",
-        4 * n,
-        ratios[0],
-        ratios[rounds - 1],
+        "{what}: {} (medians); 4x the waiters: {}; exponent {:.3} (median of {rounds} rounds, \
+         min {low:.3}, max {high:.3}; upwards {:.3}, downwards {:.3})",
+        medians.join(", "),
+        steps.join(", "),
+        scaling.exponent,
+        by_order(&exponents[0]),
+        by_order(&exponents[1]),
     );
-    ratio
+    scaling
 }
 
 /// Time to drain `n` calls queued for a budget of 64.
@@ -182,7 +242,10 @@ fn current_thread() -> tokio::runtime::Runtime {
 fn draining_queued_waiters_scales_linearly() {
     let n = common::env_count("HERTA_QUEUE_SCALING_N", 8000);
     let tokio_rt = current_thread();
-    let ratio = median_ratio("drain queued calls", n, |n| drain(&tokio_rt, n));
+    let scaling = measure("drain queued calls", &[n, 2 * n, 4 * n], |n| {
+        drain(&tokio_rt, n)
+    });
+    let ratio = scaling.quadruplings[0].1;
     assert!(
         ratio < 8.0,
         "4x the waiters took {ratio:.1}x as long to drain: linear would be about 4x, \
@@ -295,52 +358,48 @@ fn drop_all(queued: &mut [Option<Parked<'_>>]) {
     }
 }
 
-/// The default N of the cancellation checks (`HERTA_QUEUE_SCALING_N`):
-/// N = 40 000 against 4N = 160 000 queued waiters.
-///
-/// Why not the issue's 10 000 → 40 000: on this machine that pair straddles
-/// a boundary of the memory hierarchy, and then the ratio measures the
-/// boundary, not the queue. 10 000 queued calls' futures (560 bytes each)
-/// span 5.6 MB and their budget waiter slab 480 KB (48 bytes a node);
-/// 40 000 span 22 MB and 1.9 MB, past the 8 MiB that the second-level TLB
-/// maps and the 512 KB L2 cache. Measured in session 7 (medians of paired
-/// rounds, cold, several runs): herta read 4.1–4.9x from 2 500 to 10 000,
-/// 4.3–5.1x (budget) and 4.4–5.7x (key) from 10 000 to 40 000, and
-/// 3.5–4.2x (budget) and 3.6–4.0x (key) from 40 000 to 160 000; tokio's
-/// `Semaphore` in this very harness (its waiter intrusive in the future,
-/// unlinked in O(1), no slab) read 2.9–4.3x from 10 000 to 40 000 with its
-/// own 128-byte futures but 3.5–7.0x once padded to herta's 560 bytes (the
-/// test below prints both). Which boundary costs most was not isolated.
-/// The smaller pair is still printed, unchecked. An O(queue) walk put back
-/// into `Waiters::leave` read 34x at the default N and failed. On a machine
-/// with larger caches, raise N until N queued calls' futures exceed them.
-const DEFAULT_N: u64 = 40_000;
+/// The largest exponent a cancellation storm's cost may grow with: 4x the
+/// waiters costing 5x the time (issue 14) is the power law `N^log4(5)`,
+/// `N^1.161`. A linear cost is 1; a scan per cancel (the bug) about 2.
+const MAX_EXPONENT: f64 = 1.160_964_047_443_681; // ln 5 / ln 4
 
-fn queue_sizes() -> u64 {
-    common::env_count("HERTA_QUEUE_SCALING_N", DEFAULT_N).max(4)
+/// The sizes of the cancellation checks: N, 2N, 4N, 8N and 16N queued
+/// waiters, N = `HERTA_CANCEL_SCALING_N` (default 10 000, the issue's
+/// smaller size; 160 000 at the top).
+///
+/// Why a fitted exponent over five sizes and not the ratio of one pair:
+/// the cost per cancel is not one constant but steps where the waiters'
+/// memory outgrows a cache or the TLB's reach, and a pair of sizes that
+/// happens to straddle a step reads high (herta's 10 000 → 40 000 reads
+/// 4.3–5.7x on this machine, its 40 000 → 160 000 3.5–4.8x; tokio's
+/// `Semaphore` in this harness, padded to the same future size, 3.5–7.0x and
+/// 4.0–4.7x, the baseline test below). Over the range the steps average
+/// out, and the pairs are printed beside the exponent.
+fn cancel_sizes() -> [u64; 5] {
+    let n = common::env_count("HERTA_CANCEL_SCALING_N", 10_000).max(1);
+    [n, 2 * n, 4 * n, 8 * n, 16 * n]
 }
 
-/// Cancelling 4x the waiters costs at most 5x the time (issue 14), both
-/// sizes from cold caches, N = [`DEFAULT_N`]. Printed, not checked: the
-/// same from warm caches, and N/4 → N from cold (across the L2 boundary on
-/// this machine, see [`DEFAULT_N`]). `round(n, caches)` measures one round
-/// on a fresh runtime; `future_bytes` is the size of one queued call's
-/// future.
+/// Cancelling 4x the waiters costs at most 5x the time (issue 14): the
+/// cost's exponent over [`cancel_sizes`], fitted from cold caches, is at
+/// most [`MAX_EXPONENT`]. The same from warm caches is printed, not checked.
+/// `round(n, caches)` measures one round on a fresh runtime;
+/// `future_bytes` is the size of one queued call's future.
 fn assert_linear(what: &str, future_bytes: usize, round: impl Fn(u64, Caches) -> Duration) {
     let tokio_rt = current_thread();
     let _guard = tokio_rt.enter();
-    let n = queue_sizes();
+    let sizes = cancel_sizes();
     println!("{what}: each queued call's future is {future_bytes} bytes");
-    median_ratio(&format!("{what}, warm (not checked)"), n, |n| {
+    measure(&format!("{what}, warm (not checked)"), &sizes, |n| {
         round(n, Caches::Warm)
     });
-    median_ratio(&format!("{what}, cold, N/4 (not checked)"), n / 4, |n| {
-        round(n, Caches::Cold)
-    });
-    let ratio = median_ratio(&format!("{what}, cold"), n, |n| round(n, Caches::Cold));
+    let cold = measure(&format!("{what}, cold"), &sizes, |n| round(n, Caches::Cold));
     assert!(
-        ratio <= 5.0,
-        "cancelling 4x the waiters took {ratio:.1}x as long: linear would be about 4x"
+        cold.exponent <= MAX_EXPONENT,
+        "cancelling N queued waiters cost N^{:.2} (4x the waiters: {:?}): linear would be N^1, \
+         and 4x the waiters may cost at most 5x (N^{MAX_EXPONENT:.3})",
+        cold.exponent,
+        cold.quadruplings,
     );
 }
 
@@ -423,10 +482,9 @@ fn semaphore_call<const PAD: usize>(
     }
 }
 
-/// The semaphore baseline's four figures (warm and cold, N/4 and N), with
-/// its futures padded by `PAD` bytes.
+/// The semaphore baseline, warm and cold, over [`cancel_sizes`], with its
+/// futures padded by `PAD` bytes.
 fn semaphore_baseline<const PAD: usize>() {
-    let n = queue_sizes();
     let bytes = std::mem::size_of_val(&semaphore_call::<PAD>(
         &Arc::new(tokio::sync::Semaphore::new(1)),
         None,
@@ -434,12 +492,10 @@ fn semaphore_baseline<const PAD: usize>() {
     let what =
         format!("baseline: cancel queued acquires on a tokio Semaphore, {bytes}-byte futures");
     for caches in [Caches::Warm, Caches::Cold] {
-        for n in [n / 4, n] {
-            median_ratio(&format!("{what}, {caches:?}"), n, |n| {
-                let semaphore = Arc::new(tokio::sync::Semaphore::new(1));
-                cancel(n, caches, |hold| semaphore_call::<PAD>(&semaphore, hold))
-            });
-        }
+        measure(&format!("{what}, {caches:?}"), &cancel_sizes(), |n| {
+            let semaphore = Arc::new(tokio::sync::Semaphore::new(1));
+            cancel(n, caches, |hold| semaphore_call::<PAD>(&semaphore, hold))
+        });
     }
 }
 
@@ -447,8 +503,8 @@ fn semaphore_baseline<const PAD: usize>() {
 /// waiters are intrusive in the futures, unlinked in O(1)): no assertion,
 /// a baseline for the two checks above on the machine at hand (how much of
 /// their ratio is the memory hierarchy, not the queue). Its futures as they
-/// are, then padded to about a queued herta call's size (560 bytes at the
-/// end of session 7), which is what moves its N/4 → N ratio.
+/// are, then padded to a queued herta call's size on a budget (560 bytes
+/// in session 7; the keyed call's is 608).
 #[test]
 #[ignore = "a timing baseline, not a behaviour: run it by hand (see RELIABILITY.md)"]
 fn cancelling_waiters_queued_on_a_tokio_semaphore_for_comparison() {
