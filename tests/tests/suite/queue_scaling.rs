@@ -369,12 +369,11 @@ const MAX_EXPONENT: f64 = 1.160_964_047_443_681; // ln 5 / ln 4
 ///
 /// Why a fitted exponent over five sizes and not the ratio of one pair:
 /// the cost per cancel is not one constant but steps where the waiters'
-/// memory outgrows a cache or the TLB's reach, and a pair of sizes that
-/// happens to straddle a step reads high (herta's 10 000 → 40 000 reads
-/// 4.3–5.7x on this machine, its 40 000 → 160 000 3.5–4.8x; tokio's
-/// `Semaphore` in this harness, padded to the same future size, 3.5–7.0x and
-/// 4.0–4.7x, the baseline test below). Over the range the steps average
-/// out, and the pairs are printed beside the exponent.
+/// memory outgrows a cache, and a pair of sizes that happens to straddle a
+/// step reads high while one past it reads low (session 7, budget: 10 000 →
+/// 40 000 4.4–5.4x, 20 000 → 80 000 6.0–7.2x, 40 000 → 160 000 4.0–4.5x;
+/// RELIABILITY.md finding 5). The fit over the range weighs every step
+/// once, and the pairs are printed beside it.
 fn cancel_sizes() -> [u64; 5] {
     let n = common::env_count("HERTA_CANCEL_SCALING_N", 10_000).max(1);
     [n, 2 * n, 4 * n, 8 * n, 16 * n]
