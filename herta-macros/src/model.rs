@@ -133,6 +133,22 @@ impl Within {
         self.keys().iter().map(|k| k.name()).collect()
     }
 
+    /// The key that another library's name for it means here, with what
+    /// to know about herta's (`retry(attempts = 3)` is `max`, which counts
+    /// every attempt): for a name too far from the key to be a typo.
+    pub fn synonym(self, name: &str) -> Option<(Key, &'static str)> {
+        const MAX: &str =
+            "it counts every attempt, the first included (`max = 3`: up to 2 retries)";
+        match (self, name) {
+            (
+                Within::Retry,
+                "attempts" | "max_attempts" | "retries" | "max_retries" | "times" | "count"
+                | "limit",
+            ) => Some((Key::Max, MAX)),
+            _ => None,
+        }
+    }
+
     /// How messages name the place: `` `retry(...)` ``.
     pub fn shown(self) -> &'static str {
         match self {

@@ -151,6 +151,20 @@ fn rule_2_unknown_words_suggest_the_closest() {
         message.starts_with("`maximum` is not a key of `retry(...)`"),
         "{message}"
     );
+    // Another library's name for `max`: one error, no "must say how many
+    // attempts" after it.
+    let message = one_error(quote!(
+        effect = Idempotent,
+        retry(on = Transient, attempts = 3)
+    ));
+    assert!(
+        message.starts_with("`attempts` is not a key of `retry(...)`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("did you mean `max`? it counts every attempt, the first included"),
+        "{message}"
+    );
     let message = one_error(quote!(effect = Banana));
     assert!(
         message.contains("help: write one of `Pure`, `Idempotent` or `NonIdempotent`"),

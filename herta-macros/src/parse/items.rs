@@ -71,8 +71,10 @@ pub(super) fn key(
     });
     let Some((key, ident)) = found else {
         let name = path_text(path);
-        let closest = did_you_mean(&name, &within.names())
-            .and_then(|close| known.iter().copied().find(|k| k.name() == close));
+        let closest = within.synonym(&name).map(|(key, _)| key).or_else(|| {
+            did_you_mean(&name, &within.names())
+                .and_then(|close| known.iter().copied().find(|k| k.name() == close))
+        });
         keys.unknown.push(UnknownKey {
             name,
             span: path.span(),

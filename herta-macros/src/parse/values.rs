@@ -312,6 +312,11 @@ fn max(meta: &Meta) -> syn::Result<Max> {
             value: n,
             span: i.span(),
         }),
+        (other, Some(IntLiteral::Negative)) => Err(error(
+            other.span(),
+            "`max` cannot be negative: it is the most attempts, the first one included",
+            "write a count of 2 or more, e.g. `max = 3`",
+        )),
         (other, _) => Err(error(
             other.span(),
             "`max` takes an integer: the most attempts, the first one included",

@@ -31,10 +31,20 @@ pub(super) fn rule_2_unknown_words(attr: &Attr) -> Vec<syn::Error> {
             key.within.shown(),
             list(&known, "and")
         );
-        errors.push(match did_you_mean(&key.name, &known) {
-            Some(close) => error(key.span, rule, format_args!("did you mean `{close}`?")),
-            None => error(key.span, rule, "remove it, or use one of the keys above"),
-        });
+        errors.push(
+            match (
+                did_you_mean(&key.name, &known),
+                key.within.synonym(&key.name),
+            ) {
+                (Some(close), _) => error(key.span, rule, format_args!("did you mean `{close}`?")),
+                (None, Some((synonym, note))) => error(
+                    key.span,
+                    rule,
+                    format_args!("did you mean `{}`? {note}", synonym.name()),
+                ),
+                (None, None) => error(key.span, rule, "remove it, or use one of the keys above"),
+            },
+        );
     }
     errors.extend(attr.effect.iter().filter_map(unknown::<Effect>));
     errors.extend(attr.admission.iter().filter_map(unknown::<Admission>));
