@@ -22,7 +22,20 @@ impl Parse for Item {
         if input.peek(Lit) && !(input.peek(syn::LitBool) && input.peek2(Token![=])) {
             input.parse().map(Item::Lit)
         } else {
-            input.parse().map(|m| Item::Meta(Box::new(m)))
+            let meta: Meta = input.parse()?;
+            // `effect: Idempotent` (struct-literal habit): name the slip
+            // instead of syn's "expected `,`".
+            if input.peek(Token![:]) && !input.peek(Token![::]) {
+                let colon: Token![:] = input.parse()?;
+                return Err(syn::Error::new(
+                    colon.span,
+                    format!(
+                        "a key takes its value after `=`, not `:`: write `{} = ...`",
+                        path_text(meta.path())
+                    ),
+                ));
+            }
+            Ok(Item::Meta(Box::new(meta)))
         }
     }
 }

@@ -284,6 +284,17 @@ fn on_list(meta: &Meta) -> syn::Result<OnList> {
             array.elems.iter().collect(),
             Some(array.bracket_token.span.join()),
         ),
+        // `on = Transient | Uncertain`: several outcomes are a list.
+        Expr::Binary(syn::ExprBinary {
+            op: syn::BinOp::BitOr(bar),
+            ..
+        }) => {
+            return Err(crate::diag::error(
+                bar.span,
+                "`on` lists several outcomes in brackets, not with `|`",
+                "write `on = [Transient, Uncertain]`",
+            ));
+        }
         single => (vec![single], None),
     };
     let mut error: Option<syn::Error> = None;
