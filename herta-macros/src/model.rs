@@ -135,7 +135,8 @@ impl Within {
 
     /// The key that another library's name for it means here, with what
     /// to know about herta's (`retry(attempts = 3)` is `max`, which counts
-    /// every attempt): for a name too far from the key to be a typo.
+    /// every attempt); checked before "did you mean", so that `max_retries`
+    /// (close enough to `max` to be taken for a typo) gets the note too.
     pub fn synonym(self, name: &str) -> Option<(Key, &'static str)> {
         const MAX: &str =
             "it counts every attempt, the first included (`max = 3`: up to 2 retries)";

@@ -165,6 +165,14 @@ fn rule_2_unknown_words_suggest_the_closest() {
         message.contains("did you mean `max`? it counts every attempt, the first included"),
         "{message}"
     );
+    let message = one_error(quote!(
+        effect = Idempotent,
+        retry(on = Transient, max_retries = 3)
+    ));
+    assert!(
+        message.contains("did you mean `max`? it counts every attempt"),
+        "{message}"
+    );
     let message = one_error(quote!(effect = Banana));
     assert!(
         message.contains("help: write one of `Pure`, `Idempotent` or `NonIdempotent`"),

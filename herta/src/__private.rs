@@ -112,7 +112,7 @@ impl<T: Clone> RetryArg<T> for Retry {
 #[diagnostic::on_unimplemented(
     message = "this operation retries, but its error type `{E}` does not implement `herta::Classify`, so every failure is Permanent and no retry would ever happen",
     label = "this error type does not say which failures are worth retrying",
-    note = "return `herta::Failure<{E}>` (e.g. `Failure::transient(e)`), derive `herta::Classify` on your error enum, add a `timeout` and retry `Transient` (a timeout is Transient for Pure and Idempotent operations), or remove `retry(...)`"
+    note = "return `herta::Failure<{E}>` (e.g. `Failure::transient(e)`), derive `herta::Classify` on your error enum, for a Pure or Idempotent operation add a `timeout` and retry `Transient` (its timeouts are Transient), or remove `retry(...)`"
 )]
 pub trait RetryClassify<E> {
     /// The outcome of `error`.

@@ -155,18 +155,12 @@ impl Wrapper<'_> {
     }
 
     /// The body of `__herta_classify`. A retry can only fire on a
-    /// classified failure, or on a timeout it retries (a `timeout` whose
-    /// outcome for the effect is in `on`: `Transient` for Pure and
-    /// Idempotent): otherwise it requires `Classify`, spanned on the error
-    /// type.
+    /// classified failure, or on a timeout it retries: where rule 5b applies
+    /// ([`Self::needs_classify`]) it requires `Classify`, spanned on the
+    /// error type.
     fn classify(&self) -> TokenStream {
         let err = &self.err;
-        let retries_timeouts = self.timeout.is_some()
-            && self
-                .retry
-                .as_ref()
-                .is_some_and(|retry| retry.on.contains(&self.op.attr.effect().timeout_outcome()));
-        if self.retry.is_some() && !retries_timeouts {
+        if self.needs_classify() {
             let classified = private_path("Classified", span_range(err));
             quote!(<#classified as ::herta::__private::RetryClassify<#err>>::retry_outcome(error))
         } else {
@@ -175,6 +169,30 @@ impl Wrapper<'_> {
                 (&::herta::__private::Probe(error)).__herta_outcome()
             }
         }
+    }
+
+    /// Rule 5b: a contract that retries needs a `Classify` error type,
+    /// unless it retries its timeouts (a `timeout` whose outcome for the
+    /// effect is in `on`: `Transient` for Pure and Idempotent). Not checked
+    /// when the rules have reported an error about `effect`, `on` or
+    /// `timeout` already (a word unknown or refused, `on` missing or
+    /// unreadable, a timeout out of range): one error, no cascade.
+    fn needs_classify(&self) -> bool {
+        let Some(retry) = &self.retry else {
+            return false;
+        };
+        let attr = &self.op.attr;
+        let written = attr.retry_outcomes().count();
+        let on_valid = attr.retry.as_ref().is_some_and(|r| r.on.is_some())
+            && written > 0
+            && retry.on.len() == written;
+        let timeout_valid = attr.timeout.is_none() || self.timeout.is_some();
+        if !on_valid || !timeout_valid {
+            return false;
+        }
+        let retries_timeouts =
+            self.timeout.is_some() && retry.on.contains(&attr.effect().timeout_outcome());
+        !retries_timeouts
     }
 
     /// Signatures only, for a function `call` cannot invoke (errors already

@@ -21,10 +21,14 @@ pub(super) fn duration(meta: &Meta, key: &str, example: &str) -> syn::Result<Tim
         // `2s` lexes as the integer 2 with the suffix `s`: a unit, unquoted.
         Expr::Lit(ExprLit {
             lit: Lit::Int(i), ..
-        }) if !i.suffix().is_empty() => Err(error(
+        }) if matches!(i.suffix(), "ms" | "s" | "m" | "h") => Err(error(
             i.span(),
             format_args!("`{key}` takes its duration as a string"),
-            format_args!("put it in quotes: `{key} = \"{i}\"`"),
+            format_args!(
+                "put it in quotes: `{key} = \"{}{}\"`",
+                i.base10_digits(),
+                i.suffix()
+            ),
         )),
         Expr::Lit(ExprLit {
             lit: Lit::Int(i), ..

@@ -25,7 +25,7 @@ impl Parse for Item {
             let meta: Meta = input.parse()?;
             // `effect: Idempotent` (struct-literal habit): name the slip
             // instead of syn's "expected `,`".
-            if input.peek(Token![:]) && !input.peek(Token![::]) {
+            if matches!(meta, Meta::Path(_)) && input.peek(Token![:]) && !input.peek(Token![::]) {
                 let colon: Token![:] = input.parse()?;
                 return Err(syn::Error::new(
                     colon.span,

@@ -289,10 +289,12 @@ fn on_list(meta: &Meta) -> syn::Result<OnList> {
             op: syn::BinOp::BitOr(bar),
             ..
         }) => {
+            let mut leaves = Vec::new();
+            bar_leaves(value, &mut leaves);
             return Err(crate::diag::error(
                 bar.span,
                 "`on` lists several outcomes in brackets, not with `|`",
-                "write `on = [Transient, Uncertain]`",
+                format_args!("write `on = [{}]`", leaves.join(", ")),
             ));
         }
         single => (vec![single], None),
@@ -309,6 +311,22 @@ fn on_list(meta: &Meta) -> syn::Result<OnList> {
         }
     }
     error.map_or(Ok(OnList { outcomes, brackets }), Err)
+}
+
+/// The operands of `A | B | C`, as written.
+fn bar_leaves(expr: &Expr, leaves: &mut Vec<String>) {
+    match expr {
+        Expr::Binary(syn::ExprBinary {
+            left,
+            op: syn::BinOp::BitOr(_),
+            right,
+            ..
+        }) => {
+            bar_leaves(left, leaves);
+            bar_leaves(right, leaves);
+        }
+        other => leaves.push(quote::ToTokens::to_token_stream(other).to_string()),
+    }
 }
 
 fn max(meta: &Meta) -> syn::Result<Max> {

@@ -33,15 +33,17 @@ pub(super) fn rule_2_unknown_words(attr: &Attr) -> Vec<syn::Error> {
         );
         errors.push(
             match (
-                did_you_mean(&key.name, &known),
                 key.within.synonym(&key.name),
+                did_you_mean(&key.name, &known),
             ) {
-                (Some(close), _) => error(key.span, rule, format_args!("did you mean `{close}`?")),
-                (None, Some((synonym, note))) => error(
+                (Some((synonym, note)), _) => error(
                     key.span,
                     rule,
                     format_args!("did you mean `{}`? {note}", synonym.name()),
                 ),
+                (None, Some(close)) => {
+                    error(key.span, rule, format_args!("did you mean `{close}`?"))
+                }
                 (None, None) => error(key.span, rule, "remove it, or use one of the keys above"),
             },
         );

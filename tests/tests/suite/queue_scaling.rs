@@ -13,15 +13,15 @@
 //! The cancellation tests queue N calls on a full budget (and N on one held
 //! key), then drop them in a scrambled order and time the drops: each drop
 //! unlinks its waiter in O(1) (before the waiter core it scanned the queue,
-//! 9.3x for 4x the waiters). Both sizes are timed from **cold caches** (a
-//! sweep over a buffer larger than the last-level cache comes before the
-//! drops), as in a disconnect storm, where the callers had been queued a
-//! while: timed straight after queueing, N waiters still sit in the caches
-//! and 4N do not, and the ratio then measures the cache's size, not the
-//! queue (RELIABILITY.md, finding 5: tokio's `Semaphore` in the same harness
-//! read 4.7–8.9x warm with its futures padded to 128–400 bytes, the ratio
-//! moving with the padding alone).
-//! The warm ratio is printed beside the cold one, for the record.
+//! 9.3x for 4x the waiters, i.e. N^1.61). Every size is timed from **cold
+//! caches** (a sweep over a buffer larger than the last-level cache comes
+//! before the drops), as in a disconnect storm, where the callers had been
+//! queued a while: timed straight after queueing, small queues still sit
+//! in the caches and large ones do not, and the figure then measures the
+//! cache's size, not the queue (RELIABILITY.md, finding 5: tokio's
+//! `Semaphore` in the same harness read 4.7–8.9x warm with its futures
+//! padded to 128–400 bytes, the ratio moving with the padding alone). The
+//! warm exponent and pairs are printed beside the cold ones, unchecked.
 //!
 //! Robust on a loaded machine: the measuring thread's CPU time is measured
 //! (not wall-clock time, which counts the other processes' time slices);
@@ -30,10 +30,10 @@
 //! that a disturbed round is an outlier whichever size it hit. The
 //! cancellation checks fit the exponent of the cost over five sizes, 10 000
 //! to 160 000 queued waiters ([`cancel_sizes`] says why not one pair), and
-//! print each 4x pair's ratio beside it. A scan per cancel (the 9.3x above)
-//! reads an exponent near 2: `--cfg herta_scan_on_cancel` puts one back
-//! into `Waiters::leave` (RELIABILITY.md has the command) and the check
-//! fails.
+//! print each 4x pair's ratio beside it (single pairs may exceed 5x while
+//! the fit passes). `--cfg herta_scan_on_cancel` puts a walk from the
+//! queue's head back into `Waiters::leave` (RELIABILITY.md has the
+//! command): it reads an exponent of about 2, and the check fails.
 
 use crate::common;
 
@@ -379,9 +379,10 @@ fn cancel_sizes() -> [u64; 5] {
     [n, 2 * n, 4 * n, 8 * n, 16 * n]
 }
 
-/// Cancelling 4x the waiters costs at most 5x the time (issue 14): the
-/// cost's exponent over [`cancel_sizes`], fitted from cold caches, is at
-/// most [`MAX_EXPONENT`]. The same from warm caches is printed, not checked.
+/// Cancelling 4x the waiters costs at most 5x the time (issue 14), on
+/// average over [`cancel_sizes`] as a fitted power law: the cost's exponent,
+/// fitted from cold caches, is at most [`MAX_EXPONENT`] (a single 4x pair
+/// may read above 5x; the pairs are printed). The same from warm caches is printed, not checked.
 /// `round(n, caches)` measures one round on a fresh runtime;
 /// `future_bytes` is the size of one queued call's future.
 fn assert_linear(what: &str, future_bytes: usize, round: impl Fn(u64, Caches) -> Duration) {
