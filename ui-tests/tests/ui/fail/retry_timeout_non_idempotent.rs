@@ -1,19 +1,10 @@
 //! A NonIdempotent operation's timeout is Uncertain, which it may never
 //! retry: `retry(on = Transient)` with a timeout but an error type that is
 //! not `Classify` could never fire.
-use herta::Runtime;
-
 #[herta::operation(effect = NonIdempotent, resources("worker" = 1), retry(on = Transient, max = 3),
                    timeout = "50ms")]
 async fn charge(card: String) -> Result<String, std::io::Error> {
     Ok(card)
 }
 
-async fn serve(rt: &Runtime) -> Result<String, Box<dyn std::error::Error>> {
-    let charge = Charge::bind(rt)?;
-    Ok(charge.call("4242".to_owned()).await?)
-}
-
-fn main() {
-    let _ = serve;
-}
+fn main() {}
