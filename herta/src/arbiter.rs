@@ -107,6 +107,11 @@
 //! scan further, up to the queue's length: the price of letting waiters pass
 //! on budgets an earlier waiter is not short of. A budget's queue length is
 //! its `waiting` count, read in O(1) under the lock.
+//!
+//! A queued waiter's node is 32 bytes: it names its need list by an index
+//! into the arbiter's table of distinct lists ([`Arbiter::needs`], filled
+//! at bind) and keeps its ticket's low 48 bits ([`state::Waiter`]), so
+//! queueing and leaving touch no shared reference count.
 
 use std::sync::Arc;
 use std::task::Context;
@@ -129,6 +134,26 @@ use state::{State, Track};
 pub(crate) struct Need {
     pub(crate) resource: usize,
     pub(crate) units: u32,
+}
+
+/// A contract's needs as its arbiter knows them: the list (sorted by budget
+/// index, each budget once) and its index in the arbiter's table of need
+/// lists ([`Arbiter::needs`]), so that a queued waiter names its needs in 2
+/// bytes instead of holding a counted reference to them (see
+/// [`state::Waiter`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Needs {
+    list: Arc<[Need]>,
+    id: u16,
+}
+
+impl std::ops::Deref for Needs {
+    type Target = [Need];
+
+    #[inline]
+    fn deref(&self) -> &[Need] {
+        &self.list
+    }
 }
 
 /// The arbiter refused because it is closed (the runtime is stopping).
@@ -200,6 +225,7 @@ impl Arbiter {
                 track,
                 waiters: Waiters::new(),
                 queue: List::new(),
+                lists: Vec::new(),
                 tickets: 0,
                 closed: false,
                 #[cfg(test)]
@@ -231,6 +257,36 @@ impl Arbiter {
         }
     }
 
+    /// The arbiter's handle on `list` (sorted by budget index, each budget
+    /// once): equal lists share one entry of its table, so the table holds
+    /// as many entries as there are distinct need lists bound, bounded by
+    /// the contracts in the program, however often they are bound.
+    ///
+    /// # Panics
+    ///
+    /// When a 65 537th distinct need list is bound to one arbiter (each
+    /// operation declares one, so a program would need that many distinct
+    /// resource sets).
+    pub(crate) fn needs(&self, list: Vec<Need>) -> Needs {
+        debug_assert!(
+            list.windows(2).all(|w| w[0].resource < w[1].resource),
+            "sorted by budget, each once"
+        );
+        let mut state = self.lock();
+        let lists = &mut state.lists;
+        let at = match lists.iter().position(|l| **l == *list) {
+            Some(at) => at,
+            None => {
+                lists.push(list.into());
+                lists.len() - 1
+            }
+        };
+        Needs {
+            list: Arc::clone(&lists[at]),
+            id: u16::try_from(at).expect("at most 65 536 distinct need lists per runtime"),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
     }
@@ -247,7 +303,7 @@ impl Arbiter {
     #[inline]
     pub(crate) fn try_acquire<'a>(
         &'a self,
-        needs: &'a Arc<[Need]>,
+        needs: &'a Needs,
     ) -> Result<Permit<'a>, TryAcquireError> {
         let stamp = match &needs[..] {
             [n] => match self.budgets[n.resource].try_take_fast(n.units) {
@@ -306,7 +362,7 @@ impl Arbiter {
     }
 
     /// Waits until every need can be taken at once, holding nothing meanwhile.
-    pub(crate) fn acquire<'a>(&'a self, needs: &'a Arc<[Need]>) -> Acquire<'a> {
+    pub(crate) fn acquire<'a>(&'a self, needs: &'a Needs) -> Acquire<'a> {
         Acquire {
             arbiter: self,
             needs,
@@ -356,11 +412,12 @@ impl Arbiter {
                 track,
                 waiters,
                 queue,
+                lists,
                 ..
             } = &mut *state;
             while let Some(slot) = queue.front() {
-                let needs = Arc::clone(&waiters.value(slot).needs);
-                State::stop_waiting(track, &self.budgets, &needs, true);
+                let needs = &lists[waiters.value(slot).list()];
+                State::stop_waiting(track, &self.budgets, needs, true);
                 wake.push(waiters.settle(queue, slot, Status::Withdrawn));
             }
         }

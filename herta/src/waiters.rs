@@ -67,12 +67,14 @@ const GRANTED: Link = Link::MAX - 1;
 /// In `next`, instead of a slot: the node is unlinked and `Withdrawn`.
 const WITHDRAWN: Link = Link::MAX - 2;
 
-/// One waiting future's node: 32 bytes for a key's waiter, 48 for a
-/// budget's (a `Waker` is 16). The links are `u32` and the state is read
-/// from `next` (a queued node's `next` is a slot or [`NIL`]; an unlinked
-/// one's says how it left the queue): with `usize` links and a state field
-/// beside them a node took 48 and 64 bytes, and a cancellation storm touches
-/// a node at an arbitrary place of the slab (RELIABILITY.md, finding 5).
+/// One waiting future's node: 32 bytes with an 8-byte value, as both the
+/// key table's and the arbiter's are (a `Waker` is 16), so two share a
+/// cache line and none straddles two. The links are `u32` and the state is
+/// read from `next` (a queued node's `next` is a slot or [`NIL`]; an
+/// unlinked one's says how it left the queue): with `usize` links and a
+/// state field beside them a node took 48 and 64 bytes, and a cancellation
+/// storm touches a node, and its neighbours, at arbitrary places of the
+/// slab (RELIABILITY.md, finding 5).
 struct Node<T> {
     prev: Link,
     next: Link,
@@ -335,6 +337,12 @@ mod tests {
             (Status::Withdrawn, 3)
         );
         wake.wake_all();
+    }
+
+    #[test]
+    fn a_node_with_an_8_byte_value_fills_half_a_cache_line() {
+        // Two nodes per 64-byte line: a node never straddles two.
+        assert_eq!(std::mem::size_of::<Node<u64>>(), 32);
     }
 
     #[test]

@@ -4,12 +4,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::budget::Fast;
 use super::state::{State, Track};
-use super::{AcquireError, Arbiter, Need, Permit};
+use super::{AcquireError, Arbiter, Need, Needs, Permit};
 use crate::waiters::{Status, WakeList};
 
 /// The future of [`Arbiter::acquire`]. Dropping it at any point returns
@@ -17,7 +16,7 @@ use crate::waiters::{Status, WakeList};
 #[must_use = "futures do nothing unless polled"]
 pub(crate) struct Acquire<'a> {
     pub(super) arbiter: &'a Arbiter,
-    pub(super) needs: &'a Arc<[Need]>,
+    pub(super) needs: &'a Needs,
     /// Our waiter's slot while queued (or granted but not yet seen).
     pub(super) slot: Option<usize>,
 }
@@ -61,9 +60,10 @@ impl<'a> Future for Acquire<'a> {
             Poll::Pending => Poll::Pending,
             Poll::Ready((status, waiter)) => {
                 this.slot = None;
+                let ticket = state.ticket(waiter);
                 drop(state);
                 Poll::Ready(match status {
-                    Status::Granted => Ok(arbiter.permit(this.needs, waiter.ticket)),
+                    Status::Granted => Ok(arbiter.permit(this.needs, ticket)),
                     _ => Err(AcquireError::Closed),
                 })
             }
@@ -93,15 +93,17 @@ impl Drop for Acquire<'_> {
             let mut state = arbiter.lock();
             let st = &mut *state;
             let (status, waiter) = st.waiters.leave(slot, |_| &mut st.queue);
+            debug_assert_eq!(waiter.list(), usize::from(self.needs.id));
             match status {
                 Status::Queued => {
-                    State::stop_waiting(&mut st.track, &arbiter.budgets, &waiter.needs, st.closed);
+                    State::stop_waiting(&mut st.track, &arbiter.budgets, self.needs, st.closed);
                     // Our departure may unblock, or mature, the waiters behind us.
                     st.pass(&arbiter.budgets, &mut wake);
                 }
                 Status::Granted => {
                     // Granted but never seen: hand the units on at once.
-                    st.give_back(&arbiter.budgets, &waiter.needs, waiter.ticket);
+                    let ticket = st.ticket(waiter);
+                    st.give_back(&arbiter.budgets, self.needs, ticket);
                     st.pass(&arbiter.budgets, &mut wake);
                 }
                 Status::Withdrawn => {}

@@ -78,12 +78,12 @@ fn run(caps: [u32; 3], steps: &[Step]) -> Result<(), TestCaseError> {
                         units.push((r, u.min(caps[r])));
                     }
                 }
-                let list: &'static Arc<[Need]> = Box::leak(Box::new(
-                    units
-                        .iter()
-                        .map(|&(resource, units)| Need { resource, units })
-                        .collect::<Arc<[Need]>>(),
-                ));
+                let mut sorted: Vec<Need> = units
+                    .iter()
+                    .map(|&(resource, units)| Need { resource, units })
+                    .collect();
+                sorted.sort_by_key(|n| n.resource);
+                let list: &'static Needs = Box::leak(Box::new(arb.needs(sorted)));
                 let mut call = Call {
                     arrival: k,
                     resources: units.iter().map(|&(r, _)| r).collect(),

@@ -8,10 +8,12 @@ use loom::thread;
 use std::future::Future;
 use std::task::Waker;
 
-fn needs(list: &[(usize, u32)]) -> Arc<[Need]> {
-    list.iter()
-        .map(|&(resource, units)| Need { resource, units })
-        .collect()
+fn needs(arb: &Arbiter, list: &[(usize, u32)]) -> Needs {
+    arb.needs(
+        list.iter()
+            .map(|&(resource, units)| Need { resource, units })
+            .collect(),
+    )
 }
 
 fn assert_quiescent(arb: &Arbiter) {
@@ -25,11 +27,11 @@ fn assert_quiescent(arb: &Arbiter) {
 fn contending_waiters_never_exceed_capacity_and_all_finish() {
     loom::model(|| {
         let arb = Arc::new(Arbiter::new([1]));
+        let one = needs(&arb, &[(0, 1)]);
         let handles: Vec<_> = (0..2)
             .map(|_| {
-                let arb = Arc::clone(&arb);
+                let (arb, one) = (Arc::clone(&arb), one.clone());
                 thread::spawn(move || {
-                    let one = needs(&[(0, 1)]);
                     let permit = block_on(arb.acquire(&one)).unwrap();
                     assert_eq!(arb.snapshot()[0].in_use, 1);
                     drop(permit);
@@ -48,13 +50,15 @@ fn multi_budget_waiters_in_opposite_orders_do_not_deadlock() {
     loom::model(|| {
         let arb = Arc::new(Arbiter::new([1, 1]));
         let a = Arc::clone(&arb);
+        let (ab, b, a_only) = (
+            needs(&arb, &[(0, 1), (1, 1)]),
+            needs(&arb, &[(1, 1)]),
+            needs(&arb, &[(0, 1)]),
+        );
         let t = thread::spawn(move || {
-            let ab = needs(&[(0, 1), (1, 1)]);
             drop(block_on(a.acquire(&ab)).unwrap());
         });
-        let b = needs(&[(1, 1)]);
         drop(block_on(arb.acquire(&b)).unwrap());
-        let a_only = needs(&[(0, 1)]);
         drop(block_on(arb.acquire(&a_only)).unwrap());
         t.join().unwrap();
         assert_quiescent(&arb);
@@ -69,19 +73,18 @@ fn a_cancelled_waiter_never_strands_units() {
     model.preemption_bound = Some(3);
     model.check(|| {
         let arb = Arc::new(Arbiter::new([2]));
-        let two = needs(&[(0, 2)]);
+        let two = needs(&arb, &[(0, 2)]);
+        let one = needs(&arb, &[(0, 1)]);
         let held = arb.try_acquire(&two).unwrap();
         let a = Arc::clone(&arb);
         // A waiter that gives up after one poll, racing the release.
         let canceller = thread::spawn(move || {
-            let one = needs(&[(0, 1)]);
             let mut fut = Box::pin(a.acquire(&one));
             let _ = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
             drop(fut);
         });
-        let b = Arc::clone(&arb);
+        let (b, two) = (Arc::clone(&arb), two.clone());
         let waiter = thread::spawn(move || {
-            let two = needs(&[(0, 2)]);
             drop(block_on(b.acquire(&two)).unwrap());
         });
         drop(held);
@@ -97,10 +100,10 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
     model.preemption_bound = Some(3);
     model.check(|| {
         let arb = Arc::new(Arbiter::new([1, 1]));
-        let spawn = |list: &'static [(usize, u32)]| {
+        let second = needs(&arb, &[(1, 1)]);
+        let spawn = |n: Needs| {
             let arb = Arc::clone(&arb);
             thread::spawn(move || {
-                let n = needs(list);
                 let permit = block_on(arb.acquire(&n)).unwrap();
                 for b in arb.snapshot() {
                     assert!(b.in_use <= b.capacity);
@@ -108,9 +111,8 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
                 drop(permit);
             })
         };
-        let both = spawn(&[(0, 1), (1, 1)]);
-        let first = spawn(&[(0, 1)]);
-        let second = needs(&[(1, 1)]);
+        let both = spawn(needs(&arb, &[(0, 1), (1, 1)]));
+        let first = spawn(needs(&arb, &[(0, 1)]));
         drop(block_on(arb.acquire(&second)).unwrap());
         both.join().unwrap();
         first.join().unwrap();
@@ -122,11 +124,11 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
 fn close_withdraws_or_grants_every_waiter() {
     loom::model(|| {
         let arb = Arc::new(Arbiter::new([1]));
-        let one = needs(&[(0, 1)]);
+        let one = needs(&arb, &[(0, 1)]);
         let held = arb.try_acquire(&one).unwrap();
-        let a = Arc::clone(&arb);
+        let (a, waiting) = (Arc::clone(&arb), one.clone());
         let waiter = thread::spawn(move || {
-            let one = needs(&[(0, 1)]);
+            let one = waiting;
             // Granted (the release won) or withdrawn (close won): never stuck.
             let _ = block_on(a.acquire(&one));
         });
@@ -151,22 +153,20 @@ fn reject_probes_and_the_fast_path_never_exceed_capacity() {
             assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "over capacity");
             inside.fetch_sub(1, Ordering::SeqCst);
         };
-        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let one = needs(&arb, &[(0, 1)]);
+        let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), one.clone());
         let waiter = thread::spawn(move || {
-            let one = needs(&[(0, 1)]);
-            let p = block_on(a.acquire(&one)).unwrap();
+            let p = block_on(a.acquire(&n)).unwrap();
             enter(&i);
             drop(p);
         });
-        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), one.clone());
         let prober = thread::spawn(move || {
-            let one = needs(&[(0, 1)]);
-            if let Ok(p) = a.try_acquire(&one) {
+            if let Ok(p) = a.try_acquire(&n) {
                 enter(&i);
                 drop(p);
             };
         });
-        let one = needs(&[(0, 1)]);
         if let Ok(p) = arb.try_acquire(&one) {
             enter(&inside);
             drop(p);
@@ -186,21 +186,21 @@ fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left()
     model.preemption_bound = Some(2);
     model.check(|| {
         let arb = Arc::new(Arbiter::new([1, 1]));
-        let b = needs(&[(1, 1)]);
-        let ab = needs(&[(0, 1), (1, 1)]);
+        let b = needs(&arb, &[(1, 1)]);
+        let ab = needs(&arb, &[(0, 1), (1, 1)]);
+        let a = needs(&arb, &[(0, 1)]);
         let held = arb.try_acquire(&b).unwrap();
         let mut w = Box::pin(arb.acquire(&ab));
         let cx = &mut Context::from_waker(Waker::noop());
         assert!(w.as_mut().poll(cx).is_pending(), "b is held: W queues");
-        let newcomer = |list: &'static [(usize, u32)]| {
+        let newcomer = |n: Needs| {
             let arb = Arc::clone(&arb);
             thread::spawn(move || {
-                let n = needs(list);
                 drop(block_on(arb.acquire(&n)).unwrap());
             })
         };
-        let on_a = newcomer(&[(0, 1)]);
-        let on_b = newcomer(&[(1, 1)]);
+        let on_a = newcomer(a);
+        let on_b = newcomer(b.clone());
         drop(held);
         drop(block_on(w).unwrap());
         on_a.join().unwrap();
@@ -246,22 +246,20 @@ fn two_budget_fast_paths_race_a_waiter_on(waited: usize) {
                 inside[b].fetch_sub(1, Ordering::SeqCst);
             }
         };
-        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let both = needs(&arb, &[(0, 1), (1, 1)]);
+        let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), both.clone());
         let prober = thread::spawn(move || {
-            let both = needs(&[(0, 1), (1, 1)]);
-            if let Ok(p) = a.try_acquire(&both) {
+            if let Ok(p) = a.try_acquire(&n) {
                 run(&i, &[0, 1]);
                 drop(p);
             };
         });
-        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
+        let (a, i, one) = (Arc::clone(&arb), Arc::clone(&inside), needs(&arb, &[(waited, 1)]));
         let waiter = thread::spawn(move || {
-            let one = needs(&[(waited, 1)]);
             let p = block_on(a.acquire(&one)).unwrap();
             run(&i, &[waited]);
             drop(p);
         });
-        let both = needs(&[(0, 1), (1, 1)]);
         if let Ok(p) = arb.try_acquire(&both) {
             run(&inside, &[0, 1]);
             drop(p);

@@ -67,9 +67,36 @@ impl Track {
     }
 }
 
-pub(super) struct Waiter {
-    pub(super) needs: Arc<[Need]>,
-    pub(super) ticket: u64,
+/// A queued waiter's value in the waiter core: its ticket and the index of
+/// its need list in [`State::lists`], packed into 8 bytes, so that its node
+/// (two links, a waker, this) is 32 bytes and never straddles two cache
+/// lines. With the list as an `Arc<[Need]>` beside a `u64` ticket the node
+/// was 48 bytes (half of them straddling), and queueing and leaving each
+/// moved the list's shared reference count; a cancellation storm touches
+/// nodes at arbitrary places of the slab (RELIABILITY.md, finding 5).
+///
+/// The ticket keeps its low [`TICKET_BITS`] bits; [`State::ticket`] puts
+/// back the rest from the arbiter's ticket count, exactly while the waiter
+/// is younger than 2^48 tickets (326 days of waiting while ten million
+/// calls queue per second). An older one would be taken for 2^48 tickets
+/// younger than it is: later in the fairness order (its units, its grant
+/// and the bookkeeping stay exact).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Waiter(u64);
+
+/// The bits of a ticket a [`Waiter`] keeps.
+const TICKET_BITS: u32 = 48;
+const TICKET_MASK: u64 = (1 << TICKET_BITS) - 1;
+
+impl Waiter {
+    fn new(ticket: u64, list: u16) -> Self {
+        Waiter(u64::from(list) << TICKET_BITS | ticket & TICKET_MASK)
+    }
+
+    /// Its need list's index in [`State::lists`].
+    pub(super) fn list(self) -> usize {
+        (self.0 >> TICKET_BITS) as usize
+    }
 }
 
 /// Grant events, for the fairness property and the loom models.
@@ -92,6 +119,8 @@ pub(super) struct State {
     pub(super) waiters: Waiters<Waiter>,
     /// Queued waiters, oldest first.
     pub(super) queue: List,
+    /// Every distinct need list bound, by [`Needs`]' index.
+    pub(super) lists: Vec<Arc<[Need]>>,
     /// Tickets handed out so far.
     pub(super) tickets: u64,
     pub(super) closed: bool,
@@ -100,6 +129,10 @@ pub(super) struct State {
 }
 
 impl State {
+    /// A queued (or granted, not yet seen) waiter's full ticket.
+    pub(super) fn ticket(&self, w: Waiter) -> u64 {
+        ticket_of(w, self.tickets)
+    }
     /// The first budget among `needs` that a newcomer cannot take now:
     /// short of units, or blocked by a waiter.
     pub(super) fn blocked_on(&self, budgets: &[Budget], needs: &[Need]) -> Option<usize> {
@@ -155,7 +188,7 @@ impl State {
     pub(super) fn enqueue(
         &mut self,
         budgets: &[Budget],
-        needs: &Arc<[Need]>,
+        needs: &Needs,
         cx: &Context<'_>,
     ) -> usize {
         self.tickets += 1;
@@ -175,10 +208,7 @@ impl State {
                 t.blocked = true;
             }
         }
-        let waiter = Waiter {
-            needs: Arc::clone(needs),
-            ticket,
-        };
+        let waiter = Waiter::new(ticket, needs.id);
         self.waiters.push_back(&mut self.queue, waiter, cx.waker())
     }
 
@@ -212,10 +242,11 @@ impl State {
             track,
             waiters,
             queue,
+            lists,
+            tickets,
             closed,
             #[cfg(test)]
             log,
-            ..
         } = self;
         let mut open = 0usize;
         for (t, b) in track.iter_mut().zip(budgets.iter()) {
@@ -229,34 +260,33 @@ impl State {
                 break;
             }
             cursor = waiters.next(slot);
-            let w = waiters.value(slot);
-            let grantable = w
-                .needs
+            let w = *waiters.value(slot);
+            let (needs, ticket) = (&lists[w.list()], ticket_of(w, *tickets));
+            let grantable = needs
                 .iter()
                 .all(|n| !track[n.resource].blocked && budgets[n.resource].free() >= n.units);
             if grantable {
-                for n in w.needs.iter() {
+                for n in needs.iter() {
                     let b = &budgets[n.resource];
                     b.take_locked(n.units);
-                    track[n.resource].held(w.ticket, n.units);
+                    track[n.resource].held(ticket, n.units);
                     // It was open (waited for, free, unblocked); is it still?
                     open -= usize::from(b.free() == 0 || track[n.resource].waiting == 1);
                 }
                 #[cfg(test)]
                 log.push(Event::Granted {
-                    stamp: w.ticket,
-                    resources: w.needs.iter().map(|n| n.resource).collect(),
+                    stamp: ticket,
+                    resources: needs.iter().map(|n| n.resource).collect(),
                 });
-                let needs = Arc::clone(&w.needs);
-                State::stop_waiting(track, budgets, &needs, *closed);
+                State::stop_waiting(track, budgets, needs, *closed);
                 wake.push(waiters.settle(queue, slot, Status::Granted));
                 continue;
             }
-            let mature = w.needs.iter().all(|n| {
+            let mature = needs.iter().all(|n| {
                 let t = &track[n.resource];
-                !t.claimed && t.min_stamp() >= w.ticket
+                !t.claimed && t.min_stamp() >= ticket
             });
-            for n in w.needs.iter() {
+            for n in needs.iter() {
                 let t = &mut track[n.resource];
                 let free = budgets[n.resource].free();
                 if !t.blocked && (mature || free < n.units) {
@@ -264,6 +294,37 @@ impl State {
                     open -= usize::from(free > 0);
                 }
                 t.claimed = true;
+            }
+        }
+    }
+}
+
+/// The full ticket of `w` when `tickets` have been handed out: the most
+/// recent ticket ending in `w`'s bits (see [`Waiter`]).
+fn ticket_of(w: Waiter, tickets: u64) -> u64 {
+    tickets - (tickets.wrapping_sub(w.0 & TICKET_MASK) & TICKET_MASK)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_is_8_bytes_and_keeps_its_list_and_its_ticket() {
+        assert_eq!(std::mem::size_of::<Waiter>(), 8);
+        let w = Waiter::new(12_345, u16::MAX);
+        assert_eq!(w.list(), usize::from(u16::MAX));
+        assert_eq!(ticket_of(w, 12_345), 12_345);
+        assert_eq!(ticket_of(w, 12_345 + TICKET_MASK), 12_345);
+    }
+
+    #[test]
+    fn a_ticket_is_restored_across_the_wrap_of_its_kept_bits() {
+        let wrap = 1u64 << TICKET_BITS;
+        for ticket in [wrap - 3, wrap, wrap + 1, 5 * wrap - 1] {
+            let w = Waiter::new(ticket, 7);
+            for age in [0, 1, 3, 1 << 20, TICKET_MASK] {
+                assert_eq!(ticket_of(w, ticket + age), ticket, "{ticket} at age {age}");
             }
         }
     }

@@ -37,7 +37,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -46,7 +45,7 @@ use tokio::time::Instant;
 
 use super::ended::{End, Refusal};
 use super::waiting::Limits;
-use crate::arbiter::{Need, Permit};
+use crate::arbiter::{Needs, Permit};
 use crate::contract::Contract;
 use crate::events::{Event, Events};
 use crate::gate::Gate;
@@ -153,7 +152,7 @@ impl Failed {
 pub(crate) fn between<'a: 'w, 'w>(
     rt: &'a Inner,
     contract: &'static Contract,
-    needs: &'a Arc<[Need]>,
+    needs: &'a Needs,
     budgets: &'w mut Option<Permit<'a>>,
     failed: Failed,
     limits: &'w Limits,
@@ -301,7 +300,7 @@ impl Future for Between<'_, '_> {
 /// returns its last error), then the budgets again.
 async fn sleep_then_reacquire<'a>(
     rt: &'a Inner,
-    needs: &'a Arc<[Need]>,
+    needs: &'a Needs,
     wake: Option<Instant>,
     zero: bool,
     admission: Admission,
@@ -337,7 +336,7 @@ async fn sleep_then_reacquire<'a>(
 /// runtime, or the deadline passing, ends the call with its last error.
 async fn reacquire<'a>(
     rt: &'a Inner,
-    needs: &'a Arc<[Need]>,
+    needs: &'a Needs,
     admission: Admission,
     events: Events<'_>,
     limits: &Limits,

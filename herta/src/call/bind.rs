@@ -6,7 +6,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use super::table_key::TableKey;
-use crate::arbiter::Need;
+use crate::arbiter::{Need, Needs};
 use crate::contract::Contract;
 use crate::error::BindError;
 use crate::keys::KeyTable;
@@ -33,12 +33,12 @@ pub(super) fn open(runtime: &Runtime, contract: &Contract) -> Result<(), BindErr
 ///
 /// [`BindError`] for an unknown resource (with the closest declared name),
 /// 0 units, units above capacity, or a resource named twice.
-pub(super) fn needs(runtime: &Runtime, contract: &Contract) -> Result<Arc<[Need]>, BindError> {
+pub(super) fn needs(runtime: &Runtime, contract: &Contract) -> Result<Needs, BindError> {
     let mut needs = (0..contract.resources().len())
         .map(|i| need(&runtime.inner.resources, contract, i))
         .collect::<Result<Vec<Need>, BindError>>()?;
     needs.sort_by_key(|n| n.resource);
-    Ok(needs.into())
+    Ok(runtime.inner.arbiter.needs(needs))
 }
 
 /// The need of the `i`-th resource `contract` uses, checked.

@@ -16,11 +16,10 @@
 //! the returned permit gives every unit back.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use super::ended::Refusal;
 use super::waiting::{self, Limits};
-use crate::arbiter::{AcquireError, Need, Permit, TryAcquireError};
+use crate::arbiter::{AcquireError, Need, Needs, Permit, TryAcquireError};
 use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::outcome::Admission;
@@ -32,7 +31,7 @@ use crate::trace::{self, Stage, Wait};
 #[inline(always)]
 pub(crate) fn try_acquire<'a>(
     rt: &'a Inner,
-    needs: &'a Arc<[Need]>,
+    needs: &'a Needs,
 ) -> Result<Permit<'a>, TryAcquireError> {
     rt.arbiter.try_acquire(needs)
 }
@@ -48,7 +47,7 @@ pub(crate) fn try_acquire<'a>(
 #[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
 pub(crate) fn contended<'a, 'e, 'l>(
     rt: &'a Inner,
-    needs: &'a Arc<[Need]>,
+    needs: &'a Needs,
     error: TryAcquireError,
     admission: Admission,
     events: Events<'e>,

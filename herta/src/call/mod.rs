@@ -64,7 +64,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use crate::__private::{ErrorSource, HandlerOutput};
-use crate::arbiter::Need;
+use crate::arbiter::Needs;
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
@@ -103,7 +103,7 @@ struct BoundInner<K: 'static> {
     /// The operation's contract.
     contract: &'static Contract,
     /// Its budgets, checked and sorted by budget index.
-    needs: Arc<[Need]>,
+    needs: Needs,
     /// Its key space, with `serialize_by`.
     keys: Option<Arc<KeyTable<TableKey<K>>>>,
     /// `K`'s hashing, equality and cloning.
