@@ -45,6 +45,11 @@ pub trait Operation: Clone + Send + Sync + Sized + 'static {
     type Error;
 
     /// Checks the contract against `runtime` and binds it (see [`BindError`]).
+    ///
+    /// # Panics
+    ///
+    /// If this binding would be the 65 537th distinct set of resources
+    /// (names with their units) bound to `runtime`.
     fn bind(runtime: &Runtime) -> Result<Self, BindError>;
 
     /// Calls the operation with its arguments as a tuple.

@@ -104,6 +104,11 @@ impl Wrapper<'_> {
             /// declared by `runtime`, has less capacity than the units one call
             /// holds, if a shared `serialize_by` scope is already keyed by
             /// another type, or if `runtime` is closed (`close`/`shutdown`).
+            ///
+            /// # Panics
+            ///
+            /// If this binding would be the 65 537th distinct set of resources
+            /// (names with their units) bound to `runtime`.
             pub fn bind(runtime: &::herta::Runtime) -> ::core::result::Result<Self, ::herta::BindError> {
                 #bind.map(|bound| Self { bound })
             }

@@ -33,6 +33,11 @@ impl Wrapper<'_> {
             /// declared by `runtime`, has less capacity than the units one call
             /// holds, if a shared `serialize_by` scope is already keyed by
             /// another type, or if `runtime` is closed (`close`/`shutdown`).
+            ///
+            /// # Panics
+            ///
+            /// If this binding would be the 65 537th distinct set of resources
+            /// (names with their units) bound to `runtime`.
             pub fn bind_with(
                 runtime: &::herta::Runtime,
                 state: impl ::core::convert::Into<::std::sync::Arc<#state>>,

@@ -254,7 +254,11 @@ fn two_budget_fast_paths_race_a_waiter_on(waited: usize) {
                 drop(p);
             };
         });
-        let (a, i, one) = (Arc::clone(&arb), Arc::clone(&inside), needs(&arb, &[(waited, 1)]));
+        let (a, i, one) = (
+            Arc::clone(&arb),
+            Arc::clone(&inside),
+            needs(&arb, &[(waited, 1)]),
+        );
         let waiter = thread::spawn(move || {
             let p = block_on(a.acquire(&one)).unwrap();
             run(&i, &[waited]);

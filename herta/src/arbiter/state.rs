@@ -185,12 +185,7 @@ impl State {
     }
 
     /// Queues a waiter for `needs` (frozen, not grantable now).
-    pub(super) fn enqueue(
-        &mut self,
-        budgets: &[Budget],
-        needs: &Needs,
-        cx: &Context<'_>,
-    ) -> usize {
+    pub(super) fn enqueue(&mut self, budgets: &[Budget], needs: &Needs, cx: &Context<'_>) -> usize {
         self.tickets += 1;
         let ticket = self.tickets;
         for n in needs.iter() {

@@ -151,6 +151,11 @@ impl<K: 'static> Bound<K> {
     /// [`BindError`] for an unknown resource (with the closest declared name),
     /// 0 units, units above capacity, a resource named twice, or a shared key
     /// scope already keyed by another type.
+    ///
+    /// # Panics
+    ///
+    /// See [`Arbiter::needs`](crate::arbiter::Arbiter::needs): the 65 537th
+    /// distinct need list bound to one runtime.
     pub(crate) fn bind(
         runtime: &Runtime,
         contract: &'static Contract,
