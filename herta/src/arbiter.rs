@@ -274,16 +274,19 @@ impl Arbiter {
         );
         let mut state = self.lock();
         let lists = &mut state.lists;
-        let at = match lists.iter().position(|l| **l == *list) {
-            Some(at) => at,
-            None => {
-                lists.push(list.into());
-                lists.len() - 1
-            }
-        };
+        let at = lists
+            .iter()
+            .position(|l| **l == *list)
+            .unwrap_or(lists.len());
+        // Checked before the table changes: a panic under the lock leaves
+        // the state as it was (`crate::loom`).
+        let id = u16::try_from(at).expect("at most 65 536 distinct need lists per runtime");
+        if at == lists.len() {
+            lists.push(list.into());
+        }
         Needs {
             list: Arc::clone(&lists[at]),
-            id: u16::try_from(at).expect("at most 65 536 distinct need lists per runtime"),
+            id,
         }
     }
 

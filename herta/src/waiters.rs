@@ -74,7 +74,11 @@ const WITHDRAWN: Link = Link::MAX - 2;
 /// unlinked one's says how it left the queue): with `usize` links and a
 /// state field beside them a node took 48 and 64 bytes, and a cancellation
 /// storm touches a node, and its neighbours, at arbitrary places of the
-/// slab (RELIABILITY.md, finding 5).
+/// slab (RELIABILITY.md, finding 5). Aligned to 32 bytes, so that the
+/// slab's buffer is too (a large one comes from `mmap` at a page plus 16
+/// bytes with only the 8-byte alignment of its fields, and half of its
+/// nodes would straddle two lines).
+#[repr(align(32))]
 struct Node<T> {
     prev: Link,
     next: Link,
@@ -343,6 +347,10 @@ mod tests {
     fn a_node_with_an_8_byte_value_fills_half_a_cache_line() {
         // Two nodes per 64-byte line: a node never straddles two.
         assert_eq!(std::mem::size_of::<Node<u64>>(), 32);
+        assert_eq!(std::mem::align_of::<Node<u64>>(), 32);
+        // The slab's entries are an enum of a node and a free-list index:
+        // with the waker's niche they need no tag either (as an `Option`).
+        assert_eq!(std::mem::size_of::<Option<Node<u64>>>(), 32);
     }
 
     #[test]

@@ -111,8 +111,9 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
                 drop(permit);
             })
         };
-        let both = spawn(needs(&arb, &[(0, 1), (1, 1)]));
-        let first = spawn(needs(&arb, &[(0, 1)]));
+        let (both, first) = (needs(&arb, &[(0, 1), (1, 1)]), needs(&arb, &[(0, 1)]));
+        let both = spawn(both);
+        let first = spawn(first);
         drop(block_on(arb.acquire(&second)).unwrap());
         both.join().unwrap();
         first.join().unwrap();
@@ -247,6 +248,7 @@ fn two_budget_fast_paths_race_a_waiter_on(waited: usize) {
             }
         };
         let both = needs(&arb, &[(0, 1), (1, 1)]);
+        let one = needs(&arb, &[(waited, 1)]);
         let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), both.clone());
         let prober = thread::spawn(move || {
             if let Ok(p) = a.try_acquire(&n) {
@@ -254,11 +256,7 @@ fn two_budget_fast_paths_race_a_waiter_on(waited: usize) {
                 drop(p);
             };
         });
-        let (a, i, one) = (
-            Arc::clone(&arb),
-            Arc::clone(&inside),
-            needs(&arb, &[(waited, 1)]),
-        );
+        let (a, i) = (Arc::clone(&arb), Arc::clone(&inside));
         let waiter = thread::spawn(move || {
             let p = block_on(a.acquire(&one)).unwrap();
             run(&i, &[waited]);

@@ -79,8 +79,10 @@ impl Track {
 /// back the rest from the arbiter's ticket count, exactly while the waiter
 /// is younger than 2^48 tickets (326 days of waiting while ten million
 /// calls queue per second). An older one would be taken for 2^48 tickets
-/// younger than it is: later in the fairness order (its units, its grant
-/// and the bookkeeping stay exact).
+/// younger than it is; its units and its grant stay exact, but the stamp
+/// its grant is filed under may differ from the one its release returns
+/// (a debug assertion in `Track::returned`), and a budget's smallest stamp
+/// may then stay low until nobody waits for it: fairness, not safety.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Waiter(u64);
 
@@ -90,7 +92,7 @@ const TICKET_MASK: u64 = (1 << TICKET_BITS) - 1;
 
 impl Waiter {
     fn new(ticket: u64, list: u16) -> Self {
-        Waiter(u64::from(list) << TICKET_BITS | ticket & TICKET_MASK)
+        Waiter((u64::from(list) << TICKET_BITS) | (ticket & TICKET_MASK))
     }
 
     /// Its need list's index in [`State::lists`].
@@ -203,6 +205,10 @@ impl State {
                 t.blocked = true;
             }
         }
+        debug_assert!(
+            Arc::ptr_eq(&self.lists[usize::from(needs.id)], &needs.list),
+            "needs interned by this arbiter"
+        );
         let waiter = Waiter::new(ticket, needs.id);
         self.waiters.push_back(&mut self.queue, waiter, cx.waker())
     }

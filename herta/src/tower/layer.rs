@@ -98,6 +98,11 @@ impl<C: DeclaredContract> ContractLayer<C> {
     ///
     /// [`BindError`]: a resource `C` names is not declared by `runtime` or
     /// is too small for one call, or `runtime` is closed.
+    ///
+    /// # Panics
+    ///
+    /// As [`Operation::bind`](crate::Operation::bind): if this binding would
+    /// be the 65 537th distinct set of resources bound to `runtime`.
     pub fn bind(runtime: &Runtime) -> Result<Self, BindError>
     where
         C::Keying: NoKeyDeclared,
@@ -120,6 +125,11 @@ impl<C: DeclaredContract> ContractLayer<C> {
     /// Those of [`bind`](ContractLayer::bind), and
     /// [`BindError::ScopeKeyMismatch`] when `C`'s key `scope` is already
     /// keyed by another type.
+    ///
+    /// # Panics
+    ///
+    /// As [`Operation::bind`](crate::Operation::bind): if this binding would
+    /// be the 65 537th distinct set of resources bound to `runtime`.
     pub fn bind_keyed<Req, K, F>(
         runtime: &Runtime,
         key: F,

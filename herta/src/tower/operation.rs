@@ -29,6 +29,11 @@ impl<O: Operation> OperationService<O> {
     /// names is not declared by `runtime`, is named twice or is too small
     /// for one call, a shared key scope is keyed by another type, or the
     /// runtime is closed.
+    ///
+    /// # Panics
+    ///
+    /// As [`Operation::bind`](crate::Operation::bind): if this binding would
+    /// be the 65 537th distinct set of resources bound to `runtime`.
     pub fn bind(runtime: &Runtime) -> Result<Self, BindError> {
         Ok(OperationService {
             op: O::bind(runtime)?,
