@@ -257,20 +257,22 @@ impl Arbiter {
         }
     }
 
-    /// The arbiter's handle on `list` (sorted by budget index, each budget
-    /// once): equal lists share one entry of its table, so the table holds
-    /// as many entries as there are distinct need lists bound, bounded by
-    /// the contracts in the program, however often they are bound.
+    /// The arbiter's handle on `list` (each budget once; sorted here by
+    /// budget index, the order every take follows): equal lists share one
+    /// entry of its table, so the table holds as many entries as there are
+    /// distinct need lists bound, bounded by the contracts in the program,
+    /// however often they are bound.
     ///
     /// # Panics
     ///
     /// When a 65 537th distinct need list is bound to one arbiter (each
     /// operation declares one, so a program would need that many distinct
     /// resource sets).
-    pub(crate) fn needs(&self, list: Vec<Need>) -> Needs {
+    pub(crate) fn needs(&self, mut list: Vec<Need>) -> Needs {
+        list.sort_by_key(|n| n.resource);
         debug_assert!(
             list.windows(2).all(|w| w[0].resource < w[1].resource),
-            "sorted by budget, each once"
+            "each budget once"
         );
         let mut state = self.lock();
         let lists = &mut state.lists;
@@ -288,6 +290,16 @@ impl Arbiter {
             list: Arc::clone(&lists[at]),
             id,
         }
+    }
+
+    /// [`needs`](Self::needs) of `(resource, units)` pairs (tests only).
+    #[cfg(test)]
+    pub(crate) fn needs_of(&self, list: &[(usize, u32)]) -> Needs {
+        self.needs(
+            list.iter()
+                .map(|&(resource, units)| Need { resource, units })
+                .collect(),
+        )
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -78,12 +78,7 @@ fn run(caps: [u32; 3], steps: &[Step]) -> Result<(), TestCaseError> {
                         units.push((r, u.min(caps[r])));
                     }
                 }
-                let mut sorted: Vec<Need> = units
-                    .iter()
-                    .map(|&(resource, units)| Need { resource, units })
-                    .collect();
-                sorted.sort_by_key(|n| n.resource);
-                let list: &'static Needs = Box::leak(Box::new(arb.needs(sorted)));
+                let list: &'static Needs = Box::leak(Box::new(arb.needs_of(&units)));
                 let mut call = Call {
                     arrival: k,
                     resources: units.iter().map(|&(r, _)| r).collect(),

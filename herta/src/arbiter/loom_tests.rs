@@ -8,14 +8,6 @@ use loom::thread;
 use std::future::Future;
 use std::task::Waker;
 
-fn needs(arb: &Arbiter, list: &[(usize, u32)]) -> Needs {
-    arb.needs(
-        list.iter()
-            .map(|&(resource, units)| Need { resource, units })
-            .collect(),
-    )
-}
-
 fn assert_quiescent(arb: &Arbiter) {
     for b in arb.snapshot() {
         assert_eq!((b.in_use, b.waiting), (0, 0));
@@ -27,7 +19,7 @@ fn assert_quiescent(arb: &Arbiter) {
 fn contending_waiters_never_exceed_capacity_and_all_finish() {
     loom::model(|| {
         let arb = Arc::new(Arbiter::new([1]));
-        let one = needs(&arb, &[(0, 1)]);
+        let one = arb.needs_of(&[(0, 1)]);
         let handles: Vec<_> = (0..2)
             .map(|_| {
                 let (arb, one) = (Arc::clone(&arb), one.clone());
@@ -51,9 +43,9 @@ fn multi_budget_waiters_in_opposite_orders_do_not_deadlock() {
         let arb = Arc::new(Arbiter::new([1, 1]));
         let a = Arc::clone(&arb);
         let (ab, b, a_only) = (
-            needs(&arb, &[(0, 1), (1, 1)]),
-            needs(&arb, &[(1, 1)]),
-            needs(&arb, &[(0, 1)]),
+            arb.needs_of(&[(0, 1), (1, 1)]),
+            arb.needs_of(&[(1, 1)]),
+            arb.needs_of(&[(0, 1)]),
         );
         let t = thread::spawn(move || {
             drop(block_on(a.acquire(&ab)).unwrap());
@@ -73,8 +65,8 @@ fn a_cancelled_waiter_never_strands_units() {
     model.preemption_bound = Some(3);
     model.check(|| {
         let arb = Arc::new(Arbiter::new([2]));
-        let two = needs(&arb, &[(0, 2)]);
-        let one = needs(&arb, &[(0, 1)]);
+        let two = arb.needs_of(&[(0, 2)]);
+        let one = arb.needs_of(&[(0, 1)]);
         let held = arb.try_acquire(&two).unwrap();
         let a = Arc::clone(&arb);
         // A waiter that gives up after one poll, racing the release.
@@ -100,7 +92,7 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
     model.preemption_bound = Some(3);
     model.check(|| {
         let arb = Arc::new(Arbiter::new([1, 1]));
-        let second = needs(&arb, &[(1, 1)]);
+        let second = arb.needs_of(&[(1, 1)]);
         let spawn = |n: Needs| {
             let arb = Arc::clone(&arb);
             thread::spawn(move || {
@@ -111,7 +103,7 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
                 drop(permit);
             })
         };
-        let (both, first) = (needs(&arb, &[(0, 1), (1, 1)]), needs(&arb, &[(0, 1)]));
+        let (both, first) = (arb.needs_of(&[(0, 1), (1, 1)]), arb.needs_of(&[(0, 1)]));
         let both = spawn(both);
         let first = spawn(first);
         drop(block_on(arb.acquire(&second)).unwrap());
@@ -125,7 +117,7 @@ fn three_tasks_over_two_budgets_all_finish_within_capacity() {
 fn close_withdraws_or_grants_every_waiter() {
     loom::model(|| {
         let arb = Arc::new(Arbiter::new([1]));
-        let one = needs(&arb, &[(0, 1)]);
+        let one = arb.needs_of(&[(0, 1)]);
         let held = arb.try_acquire(&one).unwrap();
         let (a, waiting) = (Arc::clone(&arb), one.clone());
         let waiter = thread::spawn(move || {
@@ -154,7 +146,7 @@ fn reject_probes_and_the_fast_path_never_exceed_capacity() {
             assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "over capacity");
             inside.fetch_sub(1, Ordering::SeqCst);
         };
-        let one = needs(&arb, &[(0, 1)]);
+        let one = arb.needs_of(&[(0, 1)]);
         let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), one.clone());
         let waiter = thread::spawn(move || {
             let p = block_on(a.acquire(&n)).unwrap();
@@ -187,9 +179,9 @@ fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left()
     model.preemption_bound = Some(2);
     model.check(|| {
         let arb = Arc::new(Arbiter::new([1, 1]));
-        let b = needs(&arb, &[(1, 1)]);
-        let ab = needs(&arb, &[(0, 1), (1, 1)]);
-        let a = needs(&arb, &[(0, 1)]);
+        let b = arb.needs_of(&[(1, 1)]);
+        let ab = arb.needs_of(&[(0, 1), (1, 1)]);
+        let a = arb.needs_of(&[(0, 1)]);
         let held = arb.try_acquire(&b).unwrap();
         let mut w = Box::pin(arb.acquire(&ab));
         let cx = &mut Context::from_waker(Waker::noop());
@@ -247,8 +239,8 @@ fn two_budget_fast_paths_race_a_waiter_on(waited: usize) {
                 inside[b].fetch_sub(1, Ordering::SeqCst);
             }
         };
-        let both = needs(&arb, &[(0, 1), (1, 1)]);
-        let one = needs(&arb, &[(waited, 1)]);
+        let both = arb.needs_of(&[(0, 1), (1, 1)]);
+        let one = arb.needs_of(&[(waited, 1)]);
         let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), both.clone());
         let prober = thread::spawn(move || {
             if let Ok(p) = a.try_acquire(&n) {

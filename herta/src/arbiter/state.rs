@@ -135,6 +135,7 @@ impl State {
     pub(super) fn ticket(&self, w: Waiter) -> u64 {
         ticket_of(w, self.tickets)
     }
+
     /// The first budget among `needs` that a newcomer cannot take now:
     /// short of units, or blocked by a waiter.
     pub(super) fn blocked_on(&self, budgets: &[Budget], needs: &[Need]) -> Option<usize> {

@@ -6,14 +6,6 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::task::{Context as TaskContext, Waker};
 
-fn needs(arb: &Arbiter, list: &[(usize, u32)]) -> Needs {
-    arb.needs(
-        list.iter()
-            .map(|&(resource, units)| Need { resource, units })
-            .collect(),
-    )
-}
-
 fn poll<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
     let waker = Waker::noop();
     Pin::new(f).poll(&mut TaskContext::from_waker(waker))
@@ -22,9 +14,9 @@ fn poll<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
 #[test]
 fn a_waiter_holds_nothing_while_another_budget_is_full() {
     let arb = Arbiter::new([1, 1]);
-    let b = needs(&arb, &[(1, 1)]);
-    let ab = needs(&arb, &[(0, 1), (1, 1)]);
-    let a = needs(&arb, &[(0, 1)]);
+    let b = arb.needs_of(&[(1, 1)]);
+    let ab = arb.needs_of(&[(0, 1), (1, 1)]);
+    let a = arb.needs_of(&[(0, 1)]);
     let held_b = arb.try_acquire(&b).unwrap();
     let mut x = arb.acquire(&ab);
     assert!(poll(&mut x).is_pending());
@@ -39,9 +31,9 @@ fn a_waiter_holds_nothing_while_another_budget_is_full() {
 #[test]
 fn cancelling_a_large_waiter_grants_the_small_one_behind_it() {
     let arb = Arbiter::new([10]);
-    let five = needs(&arb, &[(0, 5)]);
-    let ten = needs(&arb, &[(0, 10)]);
-    let one = needs(&arb, &[(0, 1)]);
+    let five = arb.needs_of(&[(0, 5)]);
+    let ten = arb.needs_of(&[(0, 10)]);
+    let one = arb.needs_of(&[(0, 1)]);
     let _held = arb.try_acquire(&five).unwrap();
     let mut big = arb.acquire(&ten);
     assert!(poll(&mut big).is_pending());
@@ -54,7 +46,7 @@ fn cancelling_a_large_waiter_grants_the_small_one_behind_it() {
 #[test]
 fn granted_but_unpolled_waiter_hands_units_on_when_dropped() {
     let arb = Arbiter::new([1]);
-    let one = needs(&arb, &[(0, 1)]);
+    let one = arb.needs_of(&[(0, 1)]);
     let held = arb.try_acquire(&one).unwrap();
     let mut first = arb.acquire(&one);
     let mut second = arb.acquire(&one);
@@ -68,7 +60,7 @@ fn granted_but_unpolled_waiter_hands_units_on_when_dropped() {
 #[test]
 fn close_withdraws_waiters_and_refuses_new_ones() {
     let arb = Arbiter::new([1]);
-    let one = needs(&arb, &[(0, 1)]);
+    let one = arb.needs_of(&[(0, 1)]);
     let held = arb.try_acquire(&one).unwrap();
     let mut w = arb.acquire(&one);
     assert!(poll(&mut w).is_pending());
@@ -87,8 +79,8 @@ fn close_withdraws_waiters_and_refuses_new_ones() {
 fn a_full_queue_refuses_the_next_waiter_and_a_departure_frees_a_place() {
     let mut arb = Arbiter::new([1, 1]);
     arb.limit_queues([Some(1), None]);
-    let a = needs(&arb, &[(0, 1)]);
-    let ab = needs(&arb, &[(0, 1), (1, 1)]);
+    let a = arb.needs_of(&[(0, 1)]);
+    let ab = arb.needs_of(&[(0, 1), (1, 1)]);
     let held = arb.try_acquire(&a).unwrap();
     let mut first = arb.acquire(&a);
     assert!(poll(&mut first).is_pending());
@@ -118,9 +110,9 @@ fn a_full_queue_refuses_the_next_waiter_and_a_departure_frees_a_place() {
 #[test]
 fn equal_need_lists_share_one_entry_of_the_table() {
     let arb = Arbiter::new([1, 1]);
-    let a = needs(&arb, &[(0, 1)]);
-    let ab = needs(&arb, &[(0, 1), (1, 1)]);
-    let a_again = needs(&arb, &[(0, 1)]);
+    let a = arb.needs_of(&[(0, 1)]);
+    let ab = arb.needs_of(&[(0, 1), (1, 1)]);
+    let a_again = arb.needs_of(&[(0, 1)]);
     assert_eq!(a.id, a_again.id);
     assert_ne!(a.id, ab.id);
     assert_eq!(arb.lock().lists.len(), 2);

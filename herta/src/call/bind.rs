@@ -27,17 +27,17 @@ pub(super) fn open(runtime: &Runtime, contract: &Contract) -> Result<(), BindErr
     Ok(())
 }
 
-/// The arbiter needs of `contract` on `runtime`, sorted by budget index.
+/// The arbiter needs of `contract` on `runtime`, interned by its arbiter
+/// (which sorts them by budget index).
 ///
 /// # Errors
 ///
 /// [`BindError`] for an unknown resource (with the closest declared name),
 /// 0 units, units above capacity, or a resource named twice.
 pub(super) fn needs(runtime: &Runtime, contract: &Contract) -> Result<Needs, BindError> {
-    let mut needs = (0..contract.resources().len())
+    let needs = (0..contract.resources().len())
         .map(|i| need(&runtime.inner.resources, contract, i))
         .collect::<Result<Vec<Need>, BindError>>()?;
-    needs.sort_by_key(|n| n.resource);
     Ok(runtime.inner.arbiter.needs(needs))
 }
 
