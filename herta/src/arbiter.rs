@@ -117,7 +117,7 @@ use std::sync::Arc;
 use std::task::Context;
 
 use crate::loom::{lock, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
-use crate::waiters::{List, Status, Waiters, WakeList};
+use crate::waiters::{List, WakeList};
 
 mod acquire;
 mod budget;
@@ -223,7 +223,6 @@ impl Arbiter {
             budgets,
             state: Mutex::new(State {
                 track,
-                waiters: Waiters::new(),
                 queue: List::new(),
                 lists: Vec::new(),
                 tickets: 0,
@@ -378,11 +377,7 @@ impl Arbiter {
 
     /// Waits until every need can be taken at once, holding nothing meanwhile.
     pub(crate) fn acquire<'a>(&'a self, needs: &'a Needs) -> Acquire<'a> {
-        Acquire {
-            arbiter: self,
-            needs,
-            slot: None,
-        }
+        Acquire::new(self, needs)
     }
 
     #[inline]
@@ -425,16 +420,13 @@ impl Arbiter {
             }
             let State {
                 track,
-                waiters,
                 queue,
                 lists,
                 ..
             } = &mut *state;
-            while let Some(slot) = queue.front() {
-                let needs = &lists[waiters.value(slot).list()];
-                State::stop_waiting(track, &self.budgets, needs, true);
-                wake.push(waiters.settle(queue, slot, Status::Withdrawn));
-            }
+            queue.withdraw_all(&mut wake, |w| {
+                State::stop_waiting(track, &self.budgets, &lists[w.list()], true);
+            });
         }
         wake.wake_all();
     }

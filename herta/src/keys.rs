@@ -17,19 +17,32 @@
 //!
 //! # Waiters
 //!
-//! Each entry's queue is a [`List`] of the shard's waiter core
-//! ([`crate::waiters`], the same one the budget arbiter uses): a cancelled
-//! waiter is unlinked in O(1); a waiter handed the key but dropped before it
-//! saw it hands the key on at once (to the next waiter, or removes the
-//! entry); wakers are woken after the shard's lock is released.
+//! Each entry's queue is a [`List`] of the waiter core ([`crate::waiters`],
+//! the same one the budget arbiter uses), its nodes inside the waiting
+//! futures: a cancelled waiter is unlinked in O(1); a waiter handed the key
+//! but dropped before it saw it hands the key on at once (to the next
+//! waiter, or removes the entry); wakers are woken after the shard's lock is
+//! released. An entry's list is created with its first waiter (a list costs
+//! one atomic add on a global counter: not once per call), and lives as
+//! long as the entry.
+//!
+//! A list must outlive its members (`waiters.rs`, invariant 3), and a
+//! waiter withdrawn by `close` is still a member until its future sees it
+//! or is dropped. So after `close`, an entry whose key is released while
+//! such waiters remain stays, *unheld*, until the last of them leaves; it
+//! counts in no figure ([`KeyTable::len`]), and nothing can queue on it or
+//! find it (the table refuses everything once closed).
 //!
 //! # Invariants (checked by the loom models and the unit tests)
 //!
-//! 1. An entry exists iff its key is held; its queue holds the waiters for
-//!    it, oldest first, and each is handed the key in that order.
+//! 1. An entry exists iff its key is held or its list has members; its
+//!    queue holds the waiters for it, oldest first, and each is handed the
+//!    key in that order. Before `close`, every entry is held.
 //! 2. A key is held by at most one guard or granted-but-unseen waiter.
-//! 3. After `close`, every queue is empty and every waiter has seen
-//!    [`Closed`]; held keys stay held until released.
+//! 3. After `close`, every queue is empty and every waiter has seen (or will
+//!    see on its next poll) [`Closed`]; held keys stay held until released.
+//! 4. A waiter's entry slot names its entry while its node is a member (the
+//!    entry cannot go before), so a waiter never touches another entry.
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hash, RandomState};
@@ -42,7 +55,7 @@ use slab::Slab;
 use crate::arbiter::Closed;
 use crate::loom::{lock, Mutex, MutexGuard};
 use crate::own_lines::OwnLines;
-use crate::waiters::{List, Status, Waiters, WakeList};
+use crate::waiters::{List, Node, Status, WakeList};
 
 /// Shards per table (a power of two). The loom models use one: sharding
 /// only picks which mutex a key meets, and each shard is the same machine.
@@ -71,16 +84,19 @@ struct Entry<K> {
     /// The key's hash when it was inserted: removal and rehashing use it, so
     /// a key whose `Hash` is not stable cannot corrupt the index.
     hash: u64,
-    /// Waiters for the key, oldest first.
-    queue: List,
+    /// A guard or a granted waiter holds the key. Cleared only when the key
+    /// is released with no waiter queued but withdrawn ones not yet gone.
+    held: bool,
+    /// Waiters for the key, oldest first: created with the first waiter.
+    queue: Option<List<()>>,
 }
 
 struct State<K> {
     /// Entry slots, found by key through `index`.
     entries: Slab<Entry<K>>,
     index: HashTable<usize>,
-    /// Waiter nodes; each one's value is its entry's slot.
-    waiters: Waiters<usize>,
+    /// Entries kept only for withdrawn waiters (see the module docs).
+    unheld: usize,
     closed: bool,
 }
 
@@ -91,30 +107,48 @@ impl<K> State<K> {
         let entry = entries.insert(Entry {
             key,
             hash,
-            queue: List::new(),
+            held: true,
+            queue: None,
         });
         index.insert_unique(hash, entry, |&e| entries[e].hash);
         entry
     }
 
+    /// The list of `entry`, which a member of it is asking for.
+    fn queue(&mut self, entry: usize) -> &mut List<()> {
+        self.entries[entry]
+            .queue
+            .as_mut()
+            .expect("a waiter's entry has its list")
+    }
+
     /// Hands the key of `entry` to its oldest waiter (returning its waker),
-    /// or removes the entry.
+    /// or lets the entry go.
     fn release(&mut self, entry: usize) -> Option<Waker> {
-        let State {
-            entries,
-            index,
-            waiters,
-            ..
-        } = self;
-        let queue = &mut entries[entry].queue;
-        if let Some(next) = queue.front() {
-            return Some(waiters.settle(queue, next, Status::Granted));
+        let e = &mut self.entries[entry];
+        if let Some(queue) = &mut e.queue {
+            let mut oldest = queue.front();
+            if oldest.value().is_some() {
+                return Some(oldest.settle(Status::Granted));
+            }
         }
-        let removed = entries.remove(entry);
-        if let Ok(found) = index.find_entry(removed.hash, |&e| e == entry) {
+        e.held = false;
+        self.unheld += 1;
+        self.remove_if_unused(entry);
+        None
+    }
+
+    /// Removes `entry` if its key is not held and no waiter refers to it.
+    fn remove_if_unused(&mut self, entry: usize) {
+        let e = &self.entries[entry];
+        if e.held || e.queue.as_ref().is_some_and(List::has_members) {
+            return;
+        }
+        let removed = self.entries.remove(entry);
+        self.unheld -= 1;
+        if let Ok(found) = self.index.find_entry(removed.hash, |&e| e == entry) {
             found.remove();
         }
-        None
     }
 }
 
@@ -126,7 +160,7 @@ impl<K: Hash + Eq> KeyTable<K> {
                     OwnLines(Mutex::new(State {
                         entries: Slab::new(),
                         index: HashTable::new(),
-                        waiters: Waiters::new(),
+                        unheld: 0,
                         closed: false,
                     }))
                 })
@@ -171,7 +205,8 @@ impl<K: Hash + Eq> KeyTable<K> {
             table: self,
             key: Some(key),
             shard: 0,
-            slot: None,
+            entry: 0,
+            node: Node::new(),
         }
     }
 
@@ -191,19 +226,29 @@ impl<K: Hash + Eq> KeyTable<K> {
             {
                 let mut state = self.lock(shard);
                 state.closed = true;
-                let State {
-                    entries, waiters, ..
-                } = &mut *state;
-                for (_, entry) in entries.iter_mut() {
-                    waiters.withdraw_all(&mut entry.queue, &mut wake);
+                for (_, entry) in state.entries.iter_mut() {
+                    if let Some(queue) = &mut entry.queue {
+                        queue.withdraw_all(&mut wake, |_| {});
+                    }
                 }
             }
             wake.wake_all();
         }
     }
 
-    /// Keys held or waited for.
+    /// Keys held (a waited-for key is held too).
     pub(crate) fn len(&self) -> usize {
+        (0..SHARDS)
+            .map(|s| {
+                let state = self.lock(s);
+                state.entries.len() - state.unheld
+            })
+            .sum()
+    }
+
+    /// Entries, held or kept for withdrawn waiters (tests only).
+    #[cfg(test)]
+    fn entries(&self) -> usize {
         (0..SHARDS).map(|s| self.lock(s).entries.len()).sum()
     }
 }
@@ -222,40 +267,79 @@ impl<K: Hash + Eq> Drop for KeyGuard<'_, K> {
     }
 }
 
-/// The future of [`KeyTable::acquire`]; dropping it at any point gives up
-/// its place (or the key, if it was just handed over).
-#[must_use = "futures do nothing unless polled"]
-pub(crate) struct AcquireKey<'a, K: Hash + Eq> {
-    table: &'a KeyTable<K>,
-    key: Option<K>,
-    shard: usize,
-    slot: Option<usize>,
-}
+pin_project_lite::pin_project! {
+    /// The future of [`KeyTable::acquire`]; dropping it at any point gives
+    /// up its place (or the key, if it was just handed over).
+    #[must_use = "futures do nothing unless polled"]
+    pub(crate) struct AcquireKey<'a, K>
+    where
+        K: Hash,
+        K: Eq,
+    {
+        table: &'a KeyTable<K>,
+        key: Option<K>,
+        // Where we queued, while `node` is a member of that entry's list.
+        shard: usize,
+        entry: usize,
+        #[pin]
+        node: Node<()>,
+    }
 
-impl<K: Hash + Eq> Unpin for AcquireKey<'_, K> {}
+    impl<'a, K> PinnedDrop for AcquireKey<'a, K>
+    where
+        K: Hash,
+        K: Eq,
+    {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if this.node.is_idle() {
+                return;
+            }
+            let waker = {
+                // Nothing before `leave` can panic but a broken invariant 4
+                // (the lock ignores poisoning): a node dropped in a list
+                // aborts (waiters.rs).
+                let mut state = this.table.lock(*this.shard);
+                let entry = *this.entry;
+                match this.node.leave(state.queue(entry)) {
+                    // Handed the key but never saw it: pass it on.
+                    Some((Status::Granted, ())) => state.release(entry),
+                    // Queued: the key's holder is still there. Withdrawn:
+                    // the entry may have been kept for us alone.
+                    _ => {
+                        state.remove_if_unused(entry);
+                        None
+                    }
+                }
+            };
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
+    }
+}
 
 impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
     type Output = Result<KeyGuard<'a, K>, Closed>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let table = this.table;
-        let Some(slot) = this.slot else {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let table = *this.table;
+        if this.node.is_idle() {
             let key = this.key.take().expect("AcquireKey polled after completion");
             let (hash, shard) = table.locate(&key);
             let mut state = table.lock(shard);
             if state.closed {
                 return Poll::Ready(Err(Closed));
             }
-            let State {
-                entries,
-                index,
-                waiters,
-                ..
-            } = &mut *state;
+            let State { entries, index, .. } = &mut *state;
             if let Some(&entry) = index.find(hash, |&e| entries[e].key == key) {
-                this.shard = shard;
-                this.slot = Some(waiters.push_back(&mut entries[entry].queue, entry, cx.waker()));
+                let e = &mut entries[entry];
+                debug_assert!(e.held, "only a closed table keeps unheld entries");
+                e.queue
+                    .get_or_insert_with(List::new)
+                    .push_back(this.node, (), cx.waker());
+                (*this.shard, *this.entry) = (shard, entry);
                 return Poll::Pending;
             }
             let entry = state.insert(key, hash);
@@ -264,45 +348,20 @@ impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
                 shard,
                 entry,
             }));
-        };
-        let shard = this.shard;
-        match table.lock(shard).waiters.poll(slot, cx.waker()) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready((status, entry)) => {
-                this.slot = None;
-                Poll::Ready(match status {
-                    Status::Granted => Ok(KeyGuard {
-                        table,
-                        shard,
-                        entry,
-                    }),
-                    _ => Err(Closed),
-                })
-            }
         }
-    }
-}
-
-impl<K: Hash + Eq> Drop for AcquireKey<'_, K> {
-    fn drop(&mut self) {
-        let Some(slot) = self.slot.take() else {
-            return;
-        };
-        let waker = {
-            let mut state = self.table.lock(self.shard);
-            let State {
-                entries, waiters, ..
-            } = &mut *state;
-            // The entry is looked up only while we are queued on it: once
-            // withdrawn (closed), the entry may be gone or its slot reused.
-            match waiters.leave(slot, |&entry| &mut entries[entry].queue) {
-                // Handed the key but never saw it: pass it on.
-                (Status::Granted, entry) => state.release(entry),
-                _ => None,
+        let (shard, entry) = (*this.shard, *this.entry);
+        let mut state = table.lock(shard);
+        match this.node.poll(state.queue(entry), cx.waker()) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready((Status::Granted, ())) => Poll::Ready(Ok(KeyGuard {
+                table,
+                shard,
+                entry,
+            })),
+            Poll::Ready(_) => {
+                state.remove_if_unused(entry);
+                Poll::Ready(Err(Closed))
             }
-        };
-        if let Some(w) = waker {
-            w.wake();
         }
     }
 }
@@ -335,8 +394,8 @@ mod tests {
             Err(TryKeyError::Busy("a"))
         ));
         let _other = table.try_acquire("b").unwrap();
-        let mut first = table.acquire("a");
-        let mut second = table.acquire("a");
+        let mut first = Box::pin(table.acquire("a"));
+        let mut second = Box::pin(table.acquire("a"));
         assert!(poll(&mut first).is_pending());
         assert!(poll(&mut second).is_pending());
         drop(held);
@@ -355,8 +414,8 @@ mod tests {
     fn handed_over_but_dropped_waiter_passes_the_key_on() {
         let table = KeyTable::new();
         let held = table.try_acquire(1).unwrap();
-        let mut first = table.acquire(1);
-        let mut second = table.acquire(1);
+        let mut first = Box::pin(table.acquire(1));
+        let mut second = Box::pin(table.acquire(1));
         assert!(poll(&mut first).is_pending());
         assert!(poll(&mut second).is_pending());
         drop(held);
@@ -369,26 +428,74 @@ mod tests {
     }
 
     #[test]
-    fn a_withdrawn_waiter_dropped_after_its_entry_left_touches_nothing() {
+    fn a_withdrawn_waiter_keeps_its_entry_until_it_leaves_and_the_key_counts_as_free() {
         // Found by the hammer with shutdown racing: close withdraws the
-        // waiter, the holder releases (the entry goes), then the waiter's
-        // future is dropped unpolled.
+        // waiter, the holder releases, then the waiter's future is dropped
+        // unpolled. Its node still needs the entry's list (waiters.rs,
+        // invariant 3): the entry stays, unheld, and goes with it.
         let table = KeyTable::new();
         let held = table.try_acquire(1).unwrap();
-        let mut w = table.acquire(1);
+        let mut w = Box::pin(table.acquire(1));
         assert!(poll(&mut w).is_pending());
         table.close();
         drop(held);
-        assert_eq!(table.len(), 0);
+        assert_eq!((table.len(), table.entries()), (0, 1));
         drop(w);
-        assert_eq!(table.len(), 0);
+        assert_eq!((table.len(), table.entries()), (0, 0));
+    }
+
+    #[test]
+    fn a_withdrawn_waiter_that_sees_it_lets_the_unheld_entry_go() {
+        let table = KeyTable::new();
+        let held = table.try_acquire(1).unwrap();
+        let mut w = Box::pin(table.acquire(1));
+        assert!(poll(&mut w).is_pending());
+        table.close();
+        drop(held);
+        assert!(matches!(poll(&mut w), Poll::Ready(Err(Closed))));
+        assert_eq!(table.entries(), 0);
+        drop(w);
+        assert_eq!(table.entries(), 0);
+    }
+
+    #[test]
+    fn a_contended_key_creates_its_list_once_per_entry() {
+        let table = KeyTable::new();
+        let held = table.try_acquire(7).unwrap();
+        let mut waiting: Vec<_> = (0..3).map(|_| Box::pin(table.acquire(7))).collect();
+        for w in &mut waiting {
+            assert!(poll(w).is_pending());
+        }
+        let (hash, shard) = table.locate(&7);
+        {
+            let state = table.lock(shard);
+            let entries = &state.entries;
+            let &entry = state.index.find(hash, |&e| entries[e].key == 7).unwrap();
+            assert!(entries[entry].queue.is_some());
+        }
+        drop(held);
+        for w in &mut waiting {
+            let Poll::Ready(Ok(g)) = poll(w) else {
+                panic!("handed over in order")
+            };
+            drop(g);
+        }
+        assert_eq!(table.entries(), 0);
+        let uncontended = table.try_acquire(8).unwrap();
+        let (hash, shard) = table.locate(&8);
+        let state = table.lock(shard);
+        let entries = &state.entries;
+        let &entry = state.index.find(hash, |&e| entries[e].key == 8).unwrap();
+        assert!(entries[entry].queue.is_none(), "no list without a waiter");
+        drop(state);
+        drop(uncontended);
     }
 
     #[test]
     fn close_withdraws_waiters() {
         let table = KeyTable::new();
         let held = table.try_acquire(1).unwrap();
-        let mut w = table.acquire(1);
+        let mut w = Box::pin(table.acquire(1));
         assert!(poll(&mut w).is_pending());
         table.close();
         assert!(matches!(poll(&mut w), Poll::Ready(Err(Closed))));

@@ -1,53 +1,81 @@
-//! The waiter core shared by the budget arbiter and the key table.
+//! The waiter core shared by the budget arbiter, the key table (and the
+//! loom models' `Notify` stand-in).
 //!
 //! # What it is
 //!
-//! A [`Waiters`] slab holds one node per waiting future; [`List`]s thread
-//! FIFO queues through it by slab index (a doubly linked list, so a node is
-//! unlinked in O(1) wherever it sits — the same shape as tokio's
-//! `batch_semaphore`, with slab indices instead of pointers, so no `unsafe`).
-//! One slab may carry many lists: the arbiter has one queue in arrival order,
-//! the key table one per key.
+//! A [`List`] is a FIFO of waiting futures, oldest first; each waiting
+//! future embeds its own [`Node`] (an intrusive doubly linked list, the
+//! shape of tokio's `batch_semaphore`), so queueing allocates nothing and a
+//! cancelled waiter is unlinked in O(1) wherever it sits. The links are the
+//! [`pin_list`] crate's: a safe API over pinned nodes, so this crate keeps
+//! `#![forbid(unsafe_code)]`. The owner's lock guards a list and all of its
+//! nodes: every method takes the list by reference, which only the lock
+//! holder has.
 //!
-//! # The protocol (every user follows it; the owner's lock guards all of it)
+//! Nodes live in the futures, not in a store of the owner's: a
+//! cancellation touches its own future (which its drop touches anyway) and
+//! two neighbours, and no waiter store apart from the futures competes with
+//! them for the caches (RELIABILITY.md, finding 5: a slab of 32-byte nodes
+//! made a disconnect storm of 40 000 waiters cost 4.7–5.6× one of 10 000).
 //!
-//! A node is in exactly one of three states:
+//! # The protocol (every user follows it)
 //!
+//! A node is in one of four states:
+//!
+//! * *idle*: not in a list (before it queues and after it left);
 //! * `Queued`: linked in its list, with the waker of its last poll;
-//! * `Granted`: unlinked; the owner has already handed it what it waited for
-//!   (units, a key), which it now owns even before its future sees it;
+//! * `Granted`: unlinked; the owner has already handed it what it waited
+//!   for (units, a key), which it now owns even before its future sees it;
 //! * `Withdrawn`: unlinked; the owner closed and refuses it.
 //!
-//! `Queued → Granted` and `Queued → Withdrawn` happen only under the owner's
-//! lock, and take the waker out into a [`WakeList`] that is woken **after**
-//! the lock is released. The future then either
+//! [`List::push_back`] makes an idle node `Queued`. `Queued → Granted` and
+//! `Queued → Withdrawn` happen only in the owner ([`Cursor::settle`]), and
+//! hand out the waker, which the owner collects in a [`WakeList`] and wakes
+//! **after** its lock is released. The future then either
 //!
-//! * polls ([`Waiters::poll`]): `Queued` stores the new waker and stays
-//!   pending; `Granted` / `Withdrawn` remove the node and return its value;
-//! * or is dropped ([`Waiters::leave`]): the node is removed whatever its
+//! * polls ([`Node::poll`]): `Queued` stores the new waker and stays
+//!   pending; `Granted` / `Withdrawn` make the node idle and return its
+//!   value;
+//! * or is dropped ([`Node::leave`]): the node becomes idle whatever its
 //!   state, and the owner learns which state it was in: a `Queued` node is
 //!   unlinked in O(1) (the caller lets the waiters behind it proceed); a
 //!   `Granted` node's grant must be **handed on** (the caller gives the units
-//!   or the key to the next waiter) — a grant racing with a cancellation (or
+//!   or the key to the next waiter): a grant racing with a cancellation (or
 //!   with the expiry of a `max_wait` or a deadline) is never lost.
 //!
 //! # Invariants
 //!
-//! 1. A node is linked iff it is `Queued`; each list's `len` counts its
-//!    linked nodes (checked by the tests; owners that need a queue's length
-//!    at run time, such as the arbiter's per-budget `waiting`, keep it
-//!    themselves, per budget).
-//! 2. Each node is removed exactly once, by its own future (poll to
-//!    completion or drop), never by the owner: a slot index held by a future
-//!    always names that future's node.
-//! 3. Wakers are woken only outside the owner's lock. A [`WakeList`] keeps
+//! 1. A node is linked iff it is `Queued`. A list's *members* are its
+//!    nodes that are not idle (queued or settled, not yet seen by their
+//!    future); [`List::has_members`] reads their count in O(1).
+//! 2. Each node is made idle only by its own future (poll to completion or
+//!    drop), never by the owner, and before the future's memory goes: the
+//!    future's drop calls [`Node::leave`] first, under the owner's lock.
+//!    (A node dropped while not idle **aborts the process**: pin-list's
+//!    rule, since its neighbours would point at freed memory.)
+//! 3. A list outlives its members: a settled node still needs its list to
+//!    become idle. The arbiter's one list lives as long as the arbiter,
+//!    which every waiting future borrows; the key table keeps a key's entry,
+//!    and its list, while the list has members (`keys.rs`).
+//! 4. Wakers are woken only outside the owner's lock. A [`WakeList`] keeps
 //!    up to 32 wakers inline (no heap allocation per pass); a pass that
 //!    grants more spills the rest into one `Vec`.
+//!
+//! # Cost
+//!
+//! Creating a list takes one number from pin-list's global counter (one
+//! atomic add on a shared line, which checks that a node is only ever used
+//! with its own list): the arbiter creates one list, the key table one per
+//! contended key (on the first waiter, not per call). A node is 48 bytes
+//! of the waiting future with an 8-byte value.
 
+use std::marker::PhantomData;
+use std::pin::Pin;
 use std::task::{Poll, Waker};
 
 use arrayvec::ArrayVec;
-use slab::Slab;
+use pin_list::id::Checked;
+use pin_list::{CursorMut, NodeData, PinList};
 
 /// Where a node stands (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,212 +85,212 @@ pub(crate) enum Status {
     Withdrawn,
 }
 
-/// A slot index in a link (`u32`: see [`Waiters`]).
-type Link = u32;
+/// What pin-list keeps in a node: while queued the waker of its last poll
+/// and the owner's value, once settled its status and the value.
+struct Types<T>(PhantomData<fn() -> T>);
 
-/// No node: the end of a list.
-const NIL: Link = Link::MAX;
-/// In `next`, instead of a slot: the node is unlinked and `Granted`.
-const GRANTED: Link = Link::MAX - 1;
-/// In `next`, instead of a slot: the node is unlinked and `Withdrawn`.
-const WITHDRAWN: Link = Link::MAX - 2;
-
-/// One waiting future's node: 32 bytes with an 8-byte value, as both the
-/// key table's and the arbiter's are (a `Waker` is 16), so two share a
-/// cache line and none straddles two. The links are `u32` and the state is
-/// read from `next` (a queued node's `next` is a slot or [`NIL`]; an
-/// unlinked one's says how it left the queue): with `usize` links and a
-/// state field beside them a node took 48 and 64 bytes, and a cancellation
-/// storm touches a node, and its neighbours, at arbitrary places of the
-/// slab (RELIABILITY.md, finding 5). Aligned to 32 bytes, so that the
-/// slab's buffer is too (a large one comes from `mmap` at a page plus 16
-/// bytes with only the 8-byte alignment of its fields, and half of its
-/// nodes would straddle two lines).
-#[repr(align(32))]
-struct Node<T> {
-    prev: Link,
-    next: Link,
-    /// The waker of the last poll while queued (a no-op waker once settled:
-    /// not an `Option`, so that the slab's entries keep its niche and add
-    /// no tag of their own).
-    waker: Waker,
-    value: T,
+impl<T> pin_list::Types for Types<T> {
+    type Id = Checked;
+    type Protected = (Waker, T);
+    type Removed = (Status, T);
+    type Unprotected = ();
 }
 
-impl<T> Node<T> {
-    fn status(&self) -> Status {
-        match self.next {
-            GRANTED => Status::Granted,
-            WITHDRAWN => Status::Withdrawn,
-            _ => Status::Queued,
-        }
-    }
+/// A FIFO of waiting futures' nodes, oldest first (see the module docs).
+pub(crate) struct List<T> {
+    nodes: PinList<Types<T>>,
+    /// Nodes queued or settled and not yet seen (invariant 1).
+    members: usize,
 }
 
-/// A FIFO of nodes of one [`Waiters`] slab, oldest first.
-#[derive(Debug)]
-pub(crate) struct List {
-    head: Link,
-    tail: Link,
-    len: usize,
-}
-
-impl List {
-    pub(crate) const fn new() -> Self {
-        List {
-            head: NIL,
-            tail: NIL,
-            len: 0,
-        }
-    }
-
-    /// Linked (queued) nodes, in O(1).
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The oldest node.
-    pub(crate) fn front(&self) -> Option<usize> {
-        (self.head != NIL).then_some(self.head as usize)
-    }
-}
-
-/// The nodes of one owner (an arbiter, a key-table shard).
-///
-/// # Panics
-///
-/// Slots are `u32` links: queueing a node while 2^32 - 3 are in the slab
-/// panics (each queued call's future is hundreds of bytes: terabytes of
-/// waiters).
-pub(crate) struct Waiters<T> {
-    nodes: Slab<Node<T>>,
-}
-
-impl<T> Waiters<T> {
+impl<T> List<T> {
+    /// An empty list (one atomic add on pin-list's global id counter).
     pub(crate) fn new() -> Self {
-        Waiters { nodes: Slab::new() }
-    }
-
-    /// Queues a new node at the back of `list`; returns its slot.
-    pub(crate) fn push_back(&mut self, list: &mut List, value: T, waker: &Waker) -> usize {
-        let slot = self.nodes.insert(Node {
-            prev: list.tail,
-            next: NIL,
-            waker: waker.clone(),
-            value,
-        });
-        let link = Link::try_from(slot)
-            .ok()
-            .filter(|&l| l < WITHDRAWN)
-            .expect("fewer than 2^32 - 3 waiters at once");
-        match list.tail {
-            NIL => list.head = link,
-            tail => self.nodes[tail as usize].next = link,
+        List {
+            nodes: PinList::new(Checked::new()),
+            members: 0,
         }
-        list.tail = link;
-        list.len += 1;
-        slot
     }
 
-    pub(crate) fn value(&self, slot: usize) -> &T {
-        &self.nodes[slot].value
+    /// Queues the idle `node` at the back, with `value` and `waker`.
+    ///
+    /// # Panics
+    ///
+    /// If `node` is not idle.
+    pub(crate) fn push_back(&mut self, node: Pin<&mut Node<T>>, value: T, waker: &Waker) {
+        self.nodes
+            .push_back(node.project().inner, (waker.clone(), value), ());
+        self.members += 1;
     }
 
-    /// The node after `slot` in its list (`slot` must be queued).
-    pub(crate) fn next(&self, slot: usize) -> Option<usize> {
-        let next = self.nodes[slot].next;
+    /// Whether some node is queued or settled but not yet seen by its
+    /// future: the list must outlive it (invariant 3).
+    pub(crate) fn has_members(&self) -> bool {
+        self.members > 0
+    }
+
+    /// A cursor on the oldest queued node.
+    pub(crate) fn front(&mut self) -> Cursor<'_, T> {
+        Cursor(self.nodes.cursor_front_mut())
+    }
+
+    /// Withdraws every queued node, oldest first (the owner is closing):
+    /// `each` sees each one's value, its waker goes into `wake`.
+    pub(crate) fn withdraw_all(&mut self, wake: &mut WakeList, mut each: impl FnMut(&T))
+    where
+        T: Copy,
+    {
+        let mut cursor = self.front();
+        while let Some(value) = cursor.value() {
+            each(value);
+            wake.push(cursor.settle(Status::Withdrawn));
+        }
+    }
+
+    /// Queued nodes, counted by a walk of the list: O(queue) (tests, and
+    /// the `herta_scan_on_cancel` bug below).
+    #[cfg(any(herta_scan_on_cancel, all(test, not(loom))))]
+    pub(crate) fn queued(&mut self) -> usize {
+        let mut cursor = self.front();
+        let mut n = 0;
+        while cursor.value().is_some() {
+            n += 1;
+            cursor.move_next();
+        }
+        n
+    }
+}
+
+impl<T> Drop for List<T> {
+    fn drop(&mut self) {
+        // Invariant 3: a member left behind would abort when its future is
+        // dropped (or, settled, never be seen).
         debug_assert!(
-            next == NIL || next < WITHDRAWN,
-            "only queued nodes are linked"
+            self.members == 0 || std::thread::panicking(),
+            "a waiter list dropped with {} members",
+            self.members
         );
-        (next != NIL).then_some(next as usize)
+    }
+}
+
+/// A position in a [`List`], on a queued node or past the last one.
+pub(crate) struct Cursor<'l, T>(CursorMut<'l, Types<T>>);
+
+impl<T> Cursor<'_, T> {
+    /// The value of the node under the cursor (`None`: past the last).
+    pub(crate) fn value(&self) -> Option<&T> {
+        self.0.protected().map(|(_, value)| value)
     }
 
-    fn unlink(&mut self, list: &mut List, slot: usize) {
-        let node = &self.nodes[slot];
-        debug_assert_eq!(
-            node.status(),
-            Status::Queued,
-            "only queued nodes are linked"
-        );
-        let (prev, next) = (node.prev, node.next);
-        match prev {
-            NIL => list.head = next,
-            p => self.nodes[p as usize].next = next,
-        }
-        match next {
-            NIL => list.tail = prev,
-            n => self.nodes[n as usize].prev = prev,
-        }
-        list.len -= 1;
+    /// Moves to the next queued node.
+    pub(crate) fn move_next(&mut self) {
+        self.0.move_next();
     }
 
-    /// Unlinks a queued node from `list` and marks it `status` (`Granted` or
-    /// `Withdrawn`); returns its waker, to wake once the lock is released.
-    pub(crate) fn settle(&mut self, list: &mut List, slot: usize, status: Status) -> Waker {
+    /// Unlinks the node under the cursor, settling it as `status`
+    /// (`Granted` or `Withdrawn`), and moves to the next one; returns its
+    /// waker, to wake once the lock is released.
+    ///
+    /// # Panics
+    ///
+    /// Past the last node.
+    pub(crate) fn settle(&mut self, status: Status) -> Waker
+    where
+        T: Copy,
+    {
         debug_assert_ne!(
             status,
             Status::Queued,
-            "a node settles as granted or withdrawn"
+            "a node settles granted or withdrawn"
         );
-        self.unlink(list, slot);
-        let node = &mut self.nodes[slot];
-        node.next = if status == Status::Granted {
-            GRANTED
-        } else {
-            WITHDRAWN
-        };
-        std::mem::replace(&mut node.waker, Waker::noop().clone())
+        let value = *self.value().expect("settle on a queued node");
+        match self.0.remove_current((status, value)) {
+            Ok((waker, _)) => waker,
+            Err(_) => unreachable!("the cursor is on a node"),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A waiting future's place in a [`List`]: embed it, pinned, in the
+    /// future, and call [`leave`](Node::leave) from the future's drop
+    /// (invariant 2).
+    pub(crate) struct Node<T> {
+        #[pin]
+        inner: pin_list::Node<Types<T>>,
+    }
+}
+
+impl<T> Node<T> {
+    /// An idle node.
+    pub(crate) const fn new() -> Self {
+        Node {
+            inner: pin_list::Node::new(),
+        }
     }
 
-    /// Withdraws every node of `list` (the owner is closing).
-    pub(crate) fn withdraw_all(&mut self, list: &mut List, wake: &mut WakeList) {
-        while let Some(slot) = list.front() {
-            wake.push(self.settle(list, slot, Status::Withdrawn));
-        }
+    /// Whether the node is idle (never queued, or already left).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.inner.is_initial()
     }
 
     /// The poll of a waiting future: `Pending` while queued (keeping the
-    /// latest waker), else the node is removed and its end state returned.
-    pub(crate) fn poll(&mut self, slot: usize, waker: &Waker) -> Poll<(Status, T)> {
-        let node = &mut self.nodes[slot];
-        let status = node.status();
-        if status == Status::Queued {
-            if !node.waker.will_wake(waker) {
-                node.waker = waker.clone();
+    /// latest waker), else the node becomes idle and its end state and value
+    /// are returned.
+    ///
+    /// # Panics
+    ///
+    /// If the node is idle, or `list` is not its list.
+    pub(crate) fn poll(
+        self: Pin<&mut Self>,
+        list: &mut List<T>,
+        waker: &Waker,
+    ) -> Poll<(Status, T)> {
+        let node = self
+            .project()
+            .inner
+            .initialized_mut()
+            .expect("polled a node that is not in a list");
+        match node.take_removed(&list.nodes) {
+            Ok(((status, value), ())) => {
+                list.members -= 1;
+                Poll::Ready((status, value))
             }
-            return Poll::Pending;
+            Err(node) => {
+                let (stored, _) = node
+                    .protected_mut(&mut list.nodes)
+                    .expect("a node not removed is linked");
+                if !stored.will_wake(waker) {
+                    *stored = waker.clone();
+                }
+                Poll::Pending
+            }
         }
-        Poll::Ready((status, self.nodes.remove(slot).value))
     }
 
-    /// The drop of a waiting future: removes the node (unlinking it from the
-    /// list `list` finds for its value, which is asked only while the node
-    /// is still queued: a granted or withdrawn node's list may be gone) and
-    /// says what state it was in; the caller hands a `Granted` node's grant on.
-    pub(crate) fn leave<'l>(
-        &mut self,
-        slot: usize,
-        list: impl FnOnce(&T) -> &'l mut List,
-    ) -> (Status, T) {
-        let status = self.nodes[slot].status();
-        if status == Status::Queued {
-            let list = list(&self.nodes[slot].value);
-            #[cfg(herta_scan_on_cancel)]
-            {
-                // The bug that `tests/tests/suite/queue_scaling.rs` exists
-                // to catch, put back on purpose to show that it does: a walk
-                // from the head to the leaving node, O(queue) per cancel.
-                // Never set in a normal build (RELIABILITY.md, finding 5).
-                let mut at = list.head;
-                while at != slot as Link {
-                    at = self.nodes[at as usize].next;
-                }
-            }
-            self.unlink(list, slot);
+    /// The drop of a waiting future: makes the node idle, unlinking it if it
+    /// is queued, and says what state it was in (`None`: it was idle). The
+    /// caller lets the waiters behind a `Queued` node proceed and hands a
+    /// `Granted` node's grant on.
+    ///
+    /// # Panics
+    ///
+    /// If `list` is not the node's list.
+    pub(crate) fn leave(self: Pin<&mut Self>, list: &mut List<T>) -> Option<(Status, T)> {
+        let node = self.project().inner.initialized_mut()?;
+        #[cfg(herta_scan_on_cancel)]
+        {
+            // The bug that `tests/tests/suite/queue_scaling.rs` exists to
+            // catch, put back on purpose to show that it does: a walk of
+            // the whole queue, O(queue) per cancel. Never set in a normal
+            // build (RELIABILITY.md, finding 5).
+            let _ = list.queued();
         }
-        (status, self.nodes.remove(slot).value)
+        list.members -= 1;
+        Some(match node.reset(&mut list.nodes) {
+            (NodeData::Linked((_waker, value)), ()) => (Status::Queued, value),
+            (NodeData::Removed(settled), ()) => settled,
+        })
     }
 }
 
@@ -313,44 +341,111 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unlinks_anywhere_in_constant_time_and_keeps_order() {
-        let mut w = Waiters::new();
+    fn unlinks_anywhere_and_keeps_order() {
         let mut list = List::new();
         let waker = Waker::noop();
-        let slots: Vec<usize> = (0..5).map(|i| w.push_back(&mut list, i, waker)).collect();
-        assert_eq!(w.leave(slots[2], |_| &mut list), (Status::Queued, 2));
-        assert_eq!(w.leave(slots[0], |_| &mut list), (Status::Queued, 0));
-        assert_eq!(w.leave(slots[4], |_| &mut list), (Status::Queued, 4));
-        assert_eq!(list.len(), 2);
+        let mut nodes: Vec<Pin<Box<Node<u32>>>> = (0..5).map(|_| Box::pin(Node::new())).collect();
+        for (i, node) in nodes.iter_mut().enumerate() {
+            list.push_back(node.as_mut(), i as u32, waker);
+        }
+        assert_eq!(list.queued(), 5);
+        assert_eq!(
+            nodes[2].as_mut().leave(&mut list),
+            Some((Status::Queued, 2))
+        );
+        assert_eq!(
+            nodes[0].as_mut().leave(&mut list),
+            Some((Status::Queued, 0))
+        );
+        assert_eq!(
+            nodes[4].as_mut().leave(&mut list),
+            Some((Status::Queued, 4))
+        );
+        assert!(nodes[0].is_idle());
+        assert_eq!(nodes[0].as_mut().leave(&mut list), None, "left twice");
         let mut order = Vec::new();
-        let mut cur = list.front();
-        while let Some(s) = cur {
-            order.push(*w.value(s));
-            cur = w.next(s);
+        let mut cursor = list.front();
+        while let Some(&v) = cursor.value() {
+            order.push(v);
+            cursor.move_next();
         }
         assert_eq!(order, [1, 3]);
+
         let mut wake = WakeList::new();
-        wake.push(w.settle(&mut list, slots[1], Status::Granted));
-        assert_eq!(w.poll(slots[1], waker), Poll::Ready((Status::Granted, 1)));
-        w.withdraw_all(&mut list, &mut wake);
-        assert_eq!(list.len(), 0);
+        wake.push(list.front().settle(Status::Granted));
+        assert!(list.has_members());
         assert_eq!(
-            w.leave(slots[3], |_| -> &mut List {
-                unreachable!("withdrawn: no list")
-            }),
-            (Status::Withdrawn, 3)
+            nodes[1].as_mut().poll(&mut list, waker),
+            Poll::Ready((Status::Granted, 1))
         );
+        assert_eq!(nodes[3].as_mut().poll(&mut list, waker), Poll::Pending);
+        let mut seen = Vec::new();
+        list.withdraw_all(&mut wake, |&v| seen.push(v));
+        assert_eq!((seen, list.queued()), (vec![3], 0));
+        assert!(list.has_members(), "withdrawn but not yet seen");
+        assert_eq!(
+            nodes[3].as_mut().leave(&mut list),
+            Some((Status::Withdrawn, 3))
+        );
+        assert!(!list.has_members());
         wake.wake_all();
     }
 
     #[test]
-    fn a_node_with_an_8_byte_value_fills_half_a_cache_line() {
-        // Two nodes per 64-byte line: a node never straddles two.
-        assert_eq!(std::mem::size_of::<Node<u64>>(), 32);
-        assert_eq!(std::mem::align_of::<Node<u64>>(), 32);
-        // The slab's entries are an enum of a node and a free-list index:
-        // with the waker's niche they need no tag either (as an `Option`).
-        assert_eq!(std::mem::size_of::<Option<Node<u64>>>(), 32);
+    fn a_poll_keeps_the_latest_waker() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        use std::task::Wake;
+
+        struct Count(AtomicUsize);
+        impl Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let (first, second) = (
+            Arc::new(Count(AtomicUsize::new(0))),
+            Arc::new(Count(AtomicUsize::new(0))),
+        );
+        let mut list = List::new();
+        let mut node = Box::pin(Node::new());
+        list.push_back(node.as_mut(), (), &Waker::from(Arc::clone(&first)));
+        assert!(node
+            .as_mut()
+            .poll(&mut list, &Waker::from(Arc::clone(&second)))
+            .is_pending());
+        list.front().settle(Status::Granted).wake();
+        assert_eq!(
+            (
+                first.0.load(Ordering::SeqCst),
+                second.0.load(Ordering::SeqCst)
+            ),
+            (0, 1)
+        );
+        assert_eq!(
+            node.as_mut().poll(&mut list, Waker::noop()),
+            Poll::Ready((Status::Granted, ()))
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "incorrect `PinList`")]
+    fn a_node_is_only_used_with_its_own_list() {
+        let (mut mine, mut other) = (List::new(), List::<()>::new());
+        let mut node = Box::pin(Node::new());
+        mine.push_back(node.as_mut(), (), Waker::noop());
+        // Panics before touching either list. The node must still leave its
+        // own list before it is dropped (else the process aborts).
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = node.as_mut().poll(&mut other, Waker::noop());
+        }));
+        assert!(node.as_mut().leave(&mut mine).is_some());
+        std::panic::resume_unwind(result.unwrap_err());
+    }
+
+    #[test]
+    fn a_node_with_an_8_byte_value_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Node<u64>>(), 48);
     }
 
     #[test]

@@ -7,63 +7,111 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::budget::Fast;
-use super::state::{State, Track};
+use super::state::{State, Track, Waiter};
 use super::{AcquireError, Arbiter, Need, Needs, Permit};
-use crate::waiters::{Status, WakeList};
+use crate::waiters::{Node, Status, WakeList};
 
-/// The future of [`Arbiter::acquire`]. Dropping it at any point returns
-/// whatever it was granted and lets the waiters behind it proceed.
-#[must_use = "futures do nothing unless polled"]
-pub(crate) struct Acquire<'a> {
-    pub(super) arbiter: &'a Arbiter,
-    pub(super) needs: &'a Needs,
-    /// Our waiter's slot while queued (or granted but not yet seen).
-    pub(super) slot: Option<usize>,
+pin_project_lite::pin_project! {
+    /// The future of [`Arbiter::acquire`]. Dropping it at any point returns
+    /// whatever it was granted and lets the waiters behind it proceed.
+    #[must_use = "futures do nothing unless polled"]
+    pub(crate) struct Acquire<'a> {
+        arbiter: &'a Arbiter,
+        needs: &'a Needs,
+        // Our place in the arbiter's queue: idle until we queue, and again
+        // once we have seen our grant (or withdrawal).
+        #[pin]
+        node: Node<Waiter>,
+    }
+
+    impl<'a> PinnedDrop for Acquire<'a> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if this.node.is_idle() {
+                return;
+            }
+            let arbiter = *this.arbiter;
+            let needs = *this.needs;
+            let mut wake = WakeList::new();
+            {
+                // Nothing before `leave` can panic (the lock ignores
+                // poisoning): a node dropped in a list aborts (waiters.rs).
+                let mut state = arbiter.lock();
+                let st = &mut *state;
+                match this.node.leave(&mut st.queue) {
+                    Some((Status::Queued, waiter)) => {
+                        debug_assert_eq!(waiter.list(), usize::from(needs.id));
+                        State::stop_waiting(&mut st.track, &arbiter.budgets, needs, st.closed);
+                        // Our departure may unblock, or mature, the waiters behind us.
+                        st.pass(&arbiter.budgets, &mut wake);
+                    }
+                    Some((Status::Granted, waiter)) => {
+                        // Granted but never seen: hand the units on at once.
+                        let ticket = st.ticket(waiter);
+                        st.give_back(&arbiter.budgets, needs, ticket);
+                        st.pass(&arbiter.budgets, &mut wake);
+                    }
+                    Some((Status::Withdrawn, _)) | None => {}
+                }
+            }
+            wake.wake_all();
+        }
+    }
+}
+
+impl<'a> Acquire<'a> {
+    pub(super) fn new(arbiter: &'a Arbiter, needs: &'a Needs) -> Self {
+        Acquire {
+            arbiter,
+            needs,
+            node: Node::new(),
+        }
+    }
 }
 
 impl<'a> Future for Acquire<'a> {
     type Output = Result<Permit<'a>, AcquireError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let arbiter = this.arbiter;
-        let Some(slot) = this.slot else {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let (arbiter, needs) = (*this.arbiter, *this.needs);
+        if this.node.is_idle() {
             // First poll: take at once if we could be granted at the end of
             // the queue, else queue up holding nothing.
-            if let [n] = &this.needs[..] {
+            if let [n] = &needs[..] {
                 if let Fast::Taken = arbiter.budgets[n.resource].try_take_fast(n.units) {
-                    return Poll::Ready(Ok(arbiter.permit(this.needs, 0)));
+                    return Poll::Ready(Ok(arbiter.permit(needs, 0)));
                 }
             }
             let mut state = arbiter.lock();
             if state.closed {
                 return Poll::Ready(Err(AcquireError::Closed));
             }
-            for n in this.needs.iter() {
+            for n in needs.iter() {
                 arbiter.budgets[n.resource].freeze();
             }
-            if state.blocked_on(&arbiter.budgets, this.needs).is_none() {
+            if state.blocked_on(&arbiter.budgets, needs).is_none() {
                 let stamp = state.tickets;
-                state.take(&arbiter.budgets, this.needs, stamp);
-                state.thaw_idle(&arbiter.budgets, this.needs);
-                return Poll::Ready(Ok(arbiter.permit(this.needs, stamp)));
+                state.take(&arbiter.budgets, needs, stamp);
+                state.thaw_idle(&arbiter.budgets, needs);
+                return Poll::Ready(Ok(arbiter.permit(needs, stamp)));
             }
-            if let Some(full) = queue_full(&state.track, this.needs) {
-                state.thaw_idle(&arbiter.budgets, this.needs);
+            if let Some(full) = queue_full(&state.track, needs) {
+                state.thaw_idle(&arbiter.budgets, needs);
                 return Poll::Ready(Err(AcquireError::QueueFull(full)));
             }
-            this.slot = Some(state.enqueue(&arbiter.budgets, this.needs, cx));
+            state.enqueue(&arbiter.budgets, needs, this.node, cx);
             return Poll::Pending;
-        };
+        }
         let mut state = arbiter.lock();
-        match state.waiters.poll(slot, cx.waker()) {
+        let st = &mut *state;
+        match this.node.poll(&mut st.queue, cx.waker()) {
             Poll::Pending => Poll::Pending,
             Poll::Ready((status, waiter)) => {
-                this.slot = None;
-                let ticket = state.ticket(waiter);
+                let ticket = st.ticket(waiter);
                 drop(state);
                 Poll::Ready(match status {
-                    Status::Granted => Ok(arbiter.permit(this.needs, ticket)),
+                    Status::Granted => Ok(arbiter.permit(needs, ticket)),
                     _ => Err(AcquireError::Closed),
                 })
             }
@@ -80,35 +128,4 @@ fn queue_full(track: &[Track], needs: &[Need]) -> Option<usize> {
             t.waiting >= t.queue_limit
         })
         .map(|n| n.resource)
-}
-
-impl Drop for Acquire<'_> {
-    fn drop(&mut self) {
-        let Some(slot) = self.slot.take() else {
-            return;
-        };
-        let arbiter = self.arbiter;
-        let mut wake = WakeList::new();
-        {
-            let mut state = arbiter.lock();
-            let st = &mut *state;
-            let (status, waiter) = st.waiters.leave(slot, |_| &mut st.queue);
-            debug_assert_eq!(waiter.list(), usize::from(self.needs.id));
-            match status {
-                Status::Queued => {
-                    State::stop_waiting(&mut st.track, &arbiter.budgets, self.needs, st.closed);
-                    // Our departure may unblock, or mature, the waiters behind us.
-                    st.pass(&arbiter.budgets, &mut wake);
-                }
-                Status::Granted => {
-                    // Granted but never seen: hand the units on at once.
-                    let ticket = st.ticket(waiter);
-                    st.give_back(&arbiter.budgets, self.needs, ticket);
-                    st.pass(&arbiter.budgets, &mut wake);
-                }
-                Status::Withdrawn => {}
-            }
-        }
-        wake.wake_all();
-    }
 }

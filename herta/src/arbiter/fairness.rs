@@ -33,7 +33,7 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 enum Phase<'a> {
-    Waiting(Acquire<'a>),
+    Waiting(Pin<Box<Acquire<'a>>>),
     /// Dropping the permit is the release.
     Holding(#[allow(dead_code)] Permit<'a>),
     Over,
@@ -95,8 +95,8 @@ fn run(caps: [u32; 3], steps: &[Step]) -> Result<(), TestCaseError> {
                         call.phase = Phase::Holding(p);
                     }
                 } else {
-                    let mut fut = arb.acquire(list);
-                    match Pin::new(&mut fut).poll(cx) {
+                    let mut fut = Box::pin(arb.acquire(list));
+                    match fut.as_mut().poll(cx) {
                         Poll::Ready(Ok(p)) => {
                             call.granted = Some(k);
                             call.phase = Phase::Holding(p);
@@ -134,7 +134,7 @@ fn run(caps: [u32; 3], steps: &[Step]) -> Result<(), TestCaseError> {
         // Observe this step's grants.
         for c in calls.iter_mut() {
             if let Phase::Waiting(fut) = &mut c.phase {
-                match Pin::new(fut).poll(cx) {
+                match fut.as_mut().poll(cx) {
                     Poll::Pending => {}
                     Poll::Ready(Ok(p)) => {
                         c.granted = Some(k);

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::budget::Budget;
 use super::*;
-use crate::waiters::{List, Status, Waiters, WakeList};
+use std::pin::Pin;
+
+use crate::waiters::{List, Node, Status, WakeList};
 
 /// A budget's bookkeeping under the lock.
 pub(super) struct Track {
@@ -118,9 +120,8 @@ pub(crate) enum Event {
 
 pub(super) struct State {
     pub(super) track: Vec<Track>,
-    pub(super) waiters: Waiters<Waiter>,
-    /// Queued waiters, oldest first.
-    pub(super) queue: List,
+    /// Queued waiters, oldest first (their nodes are in their futures).
+    pub(super) queue: List<Waiter>,
     /// Every distinct need list bound, by [`Needs`]' index.
     pub(super) lists: Vec<Arc<[Need]>>,
     /// Tickets handed out so far.
@@ -188,7 +189,13 @@ impl State {
     }
 
     /// Queues a waiter for `needs` (frozen, not grantable now).
-    pub(super) fn enqueue(&mut self, budgets: &[Budget], needs: &Needs, cx: &Context<'_>) -> usize {
+    pub(super) fn enqueue(
+        &mut self,
+        budgets: &[Budget],
+        needs: &Needs,
+        node: Pin<&mut Node<Waiter>>,
+        cx: &Context<'_>,
+    ) {
         self.tickets += 1;
         let ticket = self.tickets;
         for n in needs.iter() {
@@ -211,7 +218,7 @@ impl State {
             "needs interned by this arbiter"
         );
         let waiter = Waiter::new(ticket, needs.id);
-        self.waiters.push_back(&mut self.queue, waiter, cx.waker())
+        self.queue.push_back(node, waiter, cx.waker());
     }
 
     /// A waiter of `needs` left the queue (granted, cancelled, withdrawn).
@@ -242,7 +249,6 @@ impl State {
     pub(super) fn pass(&mut self, budgets: &[Budget], wake: &mut WakeList) {
         let State {
             track,
-            waiters,
             queue,
             lists,
             tickets,
@@ -257,12 +263,10 @@ impl State {
             open += usize::from(t.waiting > 0 && b.free() > 0);
         }
         let mut cursor = queue.front();
-        while let Some(slot) = cursor {
+        while let Some(&w) = cursor.value() {
             if open == 0 {
                 break;
             }
-            cursor = waiters.next(slot);
-            let w = *waiters.value(slot);
             let (needs, ticket) = (&lists[w.list()], ticket_of(w, *tickets));
             let grantable = needs
                 .iter()
@@ -281,7 +285,7 @@ impl State {
                     resources: needs.iter().map(|n| n.resource).collect(),
                 });
                 State::stop_waiting(track, budgets, needs, *closed);
-                wake.push(waiters.settle(queue, slot, Status::Granted));
+                wake.push(cursor.settle(Status::Granted));
                 continue;
             }
             let mature = needs.iter().all(|n| {
@@ -297,6 +301,7 @@ impl State {
                 }
                 t.claimed = true;
             }
+            cursor.move_next();
         }
     }
 }

@@ -18,7 +18,7 @@ fn a_waiter_holds_nothing_while_another_budget_is_full() {
     let ab = arb.needs_of(&[(0, 1), (1, 1)]);
     let a = arb.needs_of(&[(0, 1)]);
     let held_b = arb.try_acquire(&b).unwrap();
-    let mut x = arb.acquire(&ab);
+    let mut x = Box::pin(arb.acquire(&ab));
     assert!(poll(&mut x).is_pending());
     // Y needs only `a`, which X wants but is not short of: granted.
     let y = arb.try_acquire(&a).unwrap();
@@ -35,9 +35,9 @@ fn cancelling_a_large_waiter_grants_the_small_one_behind_it() {
     let ten = arb.needs_of(&[(0, 10)]);
     let one = arb.needs_of(&[(0, 1)]);
     let _held = arb.try_acquire(&five).unwrap();
-    let mut big = arb.acquire(&ten);
+    let mut big = Box::pin(arb.acquire(&ten));
     assert!(poll(&mut big).is_pending());
-    let mut small = arb.acquire(&one);
+    let mut small = Box::pin(arb.acquire(&one));
     assert!(poll(&mut small).is_pending(), "FIFO: queued behind the 10");
     drop(big);
     assert!(matches!(poll(&mut small), Poll::Ready(Ok(_))));
@@ -48,8 +48,8 @@ fn granted_but_unpolled_waiter_hands_units_on_when_dropped() {
     let arb = Arbiter::new([1]);
     let one = arb.needs_of(&[(0, 1)]);
     let held = arb.try_acquire(&one).unwrap();
-    let mut first = arb.acquire(&one);
-    let mut second = arb.acquire(&one);
+    let mut first = Box::pin(arb.acquire(&one));
+    let mut second = Box::pin(arb.acquire(&one));
     assert!(poll(&mut first).is_pending());
     assert!(poll(&mut second).is_pending());
     drop(held); // grants `first`, which is never polled again
@@ -62,7 +62,7 @@ fn close_withdraws_waiters_and_refuses_new_ones() {
     let arb = Arbiter::new([1]);
     let one = arb.needs_of(&[(0, 1)]);
     let held = arb.try_acquire(&one).unwrap();
-    let mut w = arb.acquire(&one);
+    let mut w = Box::pin(arb.acquire(&one));
     assert!(poll(&mut w).is_pending());
     arb.close();
     assert!(matches!(
@@ -82,10 +82,10 @@ fn a_full_queue_refuses_the_next_waiter_and_a_departure_frees_a_place() {
     let a = arb.needs_of(&[(0, 1)]);
     let ab = arb.needs_of(&[(0, 1), (1, 1)]);
     let held = arb.try_acquire(&a).unwrap();
-    let mut first = arb.acquire(&a);
+    let mut first = Box::pin(arb.acquire(&a));
     assert!(poll(&mut first).is_pending());
     // A second waiter for budget 0, alone or with budget 1: refused at once.
-    let mut second = arb.acquire(&ab);
+    let mut second = Box::pin(arb.acquire(&ab));
     assert!(matches!(
         poll(&mut second),
         Poll::Ready(Err(AcquireError::QueueFull(0)))
@@ -101,7 +101,7 @@ fn a_full_queue_refuses_the_next_waiter_and_a_departure_frees_a_place() {
     assert_eq!(arb.snapshot()[1].queue_limit, None);
     // The first waiter leaves: its place is free at once.
     drop(first);
-    let mut third = arb.acquire(&a);
+    let mut third = Box::pin(arb.acquire(&a));
     assert!(poll(&mut third).is_pending());
     drop(held);
     assert!(matches!(poll(&mut third), Poll::Ready(Ok(_))));

@@ -23,7 +23,7 @@ fn a_cancelled_waiter_never_strands_the_key() {
         let t = Arc::clone(&table);
         // A waiter that gives up after one poll, racing the release.
         let canceller = thread::spawn(move || {
-            let mut fut = t.acquire(1);
+            let mut fut = Box::pin(t.acquire(1));
             let _ = Pin::new(&mut fut).poll(&mut Context::from_waker(Waker::noop()));
             drop(fut);
         });
@@ -32,7 +32,11 @@ fn a_cancelled_waiter_never_strands_the_key() {
         drop(held);
         canceller.join().unwrap();
         waiter.join().unwrap();
-        assert_eq!(table.len(), 0);
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
     });
 }
 
@@ -60,7 +64,11 @@ fn hand_over_and_reject_probes_keep_one_holder() {
         }
         waiter.join().unwrap();
         prober.join().unwrap();
-        assert_eq!(table.len(), 0);
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
     });
 }
 
@@ -72,7 +80,7 @@ fn close_racing_a_release_and_a_waiter_that_gives_up() {
         let t = Arc::clone(&table);
         // Queued once, then dropped: granted, withdrawn or still queued.
         let waiter = thread::spawn(move || {
-            let mut fut = t.acquire(1);
+            let mut fut = Box::pin(t.acquire(1));
             let _ = Pin::new(&mut fut).poll(&mut Context::from_waker(Waker::noop()));
             drop(fut);
         });
@@ -81,7 +89,11 @@ fn close_racing_a_release_and_a_waiter_that_gives_up() {
         drop(held);
         waiter.join().unwrap();
         closer.join().unwrap();
-        assert_eq!(table.len(), 0);
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
     });
 }
 
@@ -98,7 +110,11 @@ fn close_withdraws_or_hands_over_every_waiter() {
         drop(held);
         waiter.join().unwrap();
         closer.join().unwrap();
-        assert_eq!(table.len(), 0);
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
         assert!(matches!(table.try_acquire(1), Err(TryKeyError::Closed)));
     });
 }
@@ -114,7 +130,7 @@ fn the_key_goes_to_waiters_in_arrival_order() {
         let order = Arc::new(loom::sync::Mutex::new(Vec::new()));
         let (t, o) = (Arc::clone(&table), Arc::clone(&order));
         let first = thread::spawn(move || {
-            let mut a = t.acquire(1);
+            let mut a = Box::pin(t.acquire(1));
             let polled = Pin::new(&mut a).poll(&mut Context::from_waker(Waker::noop()));
             // A has queued (or already holds the key): B comes after.
             let (t2, o2) = (Arc::clone(&t), Arc::clone(&o));
@@ -136,7 +152,11 @@ fn the_key_goes_to_waiters_in_arrival_order() {
         first.join().unwrap();
         // Held by A (1 … -1), then by B (2 … -2): in order, never both.
         assert_eq!(*order.lock().unwrap(), [1, -1, 2, -2]);
-        assert_eq!(table.len(), 0);
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
     });
 }
 
@@ -165,6 +185,10 @@ fn two_keys_in_one_shard_stay_apart_through_release_and_close() {
         table.close();
         on_held.join().unwrap();
         on_other.join().unwrap();
-        assert_eq!(table.len(), 0);
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
     });
 }

@@ -19,7 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use super::{lock, Mutex};
-use crate::waiters::{List, Waiters, WakeList};
+use crate::waiters::{List, Node, WakeList};
 
 pub(crate) struct Notify {
     state: Mutex<State>,
@@ -28,8 +28,7 @@ pub(crate) struct Notify {
 struct State {
     /// `notify_waiters` calls so far.
     calls: u64,
-    waiters: Waiters<()>,
-    queue: List,
+    queue: List<()>,
 }
 
 impl Notify {
@@ -37,7 +36,6 @@ impl Notify {
         Notify {
             state: Mutex::new(State {
                 calls: 0,
-                waiters: Waiters::new(),
                 queue: List::new(),
             }),
         }
@@ -48,8 +46,8 @@ impl Notify {
         Notified {
             notify: self,
             ticket: lock(&self.state).calls,
-            slot: None,
             done: false,
+            node: Node::new(),
         }
     }
 
@@ -59,48 +57,56 @@ impl Notify {
         {
             let mut state = lock(&self.state);
             state.calls += 1;
-            let State { waiters, queue, .. } = &mut *state;
-            waiters.withdraw_all(queue, &mut wake);
+            state.queue.withdraw_all(&mut wake, |_| {});
         }
         wake.wake_all();
     }
 }
 
-pub(crate) struct Notified<'a> {
-    notify: &'a Notify,
-    ticket: u64,
-    slot: Option<usize>,
-    done: bool,
+pin_project_lite::pin_project! {
+    pub(crate) struct Notified<'a> {
+        notify: &'a Notify,
+        ticket: u64,
+        done: bool,
+        #[pin]
+        node: Node<()>,
+    }
+
+    impl<'a> PinnedDrop for Notified<'a> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if !this.node.is_idle() {
+                let mut state = lock(&this.notify.state);
+                this.node.leave(&mut state.queue);
+            }
+        }
+    }
 }
 
 impl Notified<'_> {
     /// Registers without polling; `true` if already notified.
     pub(crate) fn enable(self: Pin<&mut Self>) -> bool {
-        self.get_mut().register(Waker::noop()).is_ready()
+        self.register(Waker::noop()).is_ready()
     }
 
-    fn register(&mut self, waker: &Waker) -> Poll<()> {
-        if self.done {
+    fn register(self: Pin<&mut Self>, waker: &Waker) -> Poll<()> {
+        let this = self.project();
+        if *this.done {
             return Poll::Ready(());
         }
-        let mut state = lock(&self.notify.state);
-        let State {
-            calls,
-            waiters,
-            queue,
-        } = &mut *state;
-        let ready = match self.slot {
-            // Notified since it was created, before it queued.
-            None if *calls != self.ticket => true,
-            None => {
-                self.slot = Some(waiters.push_back(queue, (), waker));
-                false
+        let mut state = lock(&this.notify.state);
+        let ready = if this.node.is_idle() {
+            // Notified since it was created, before it queued?
+            let notified = state.calls != *this.ticket;
+            if !notified {
+                state.queue.push_back(this.node, (), waker);
             }
-            Some(slot) => waiters.poll(slot, waker).is_ready(),
+            notified
+        } else {
+            this.node.poll(&mut state.queue, waker).is_ready()
         };
         if ready {
-            self.slot = None;
-            self.done = true;
+            *this.done = true;
             return Poll::Ready(());
         }
         Poll::Pending
@@ -111,16 +117,6 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.get_mut().register(cx.waker())
-    }
-}
-
-impl Drop for Notified<'_> {
-    fn drop(&mut self) {
-        if let Some(slot) = self.slot.take() {
-            let mut state = lock(&self.notify.state);
-            let State { waiters, queue, .. } = &mut *state;
-            waiters.leave(slot, |_| queue);
-        }
+        self.register(cx.waker())
     }
 }
