@@ -22,8 +22,10 @@
 //! serialized with the queue, and a release always runs the grant pass.
 //!
 //! **Under one mutex**: the queue of waiters in arrival order (the shared
-//! waiter core, [`crate::waiters`]: O(1) unlink of a cancelled waiter, wakers
-//! woken after the lock is released, no allocation per pass), and per budget
+//! waiter core, [`crate::waiters`]: each waiter's node inside its own
+//! `Acquire` future, so queueing allocates nothing and a cancelled waiter is
+//! unlinked in O(1); wakers woken after the lock is released, no allocation
+//! per pass), and per budget
 //! the number of queued waiters needing it, a `blocked` flag, and the data
 //! of the fairness bound below.
 //!
@@ -108,10 +110,11 @@
 //! on budgets an earlier waiter is not short of. A budget's queue length is
 //! its `waiting` count, read in O(1) under the lock.
 //!
-//! A queued waiter's node is 32 bytes: it names its need list by an index
-//! into the arbiter's table of distinct lists ([`Arbiter::needs`], filled
-//! at bind) and keeps its ticket's low 48 bits ([`state::Waiter`]), so
-//! queueing and leaving touch no shared reference count.
+//! A queued waiter's value in its node is 8 bytes (the node, in its
+//! future, 48): it names its need list by an index into the arbiter's table
+//! of distinct lists ([`Arbiter::needs`], filled at bind) and keeps its
+//! ticket's low 48 bits ([`state::Waiter`]), so queueing and leaving touch
+//! no shared reference count.
 
 use std::sync::Arc;
 use std::task::Context;

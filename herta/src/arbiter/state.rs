@@ -71,11 +71,11 @@ impl Track {
 
 /// A queued waiter's value in the waiter core: its ticket and the index of
 /// its need list in [`State::lists`], packed into 8 bytes, so that its node
-/// (two links, a waker, this) is 32 bytes and never straddles two cache
-/// lines. With the list as an `Arc<[Need]>` beside a `u64` ticket the node
-/// was 48 bytes (half of them straddling), and queueing and leaving each
-/// moved the list's shared reference count; a cancellation storm touches
-/// nodes at arbitrary places of the slab (RELIABILITY.md, finding 5).
+/// (a list id, two links, a waker, this) is 48 bytes of its future. With
+/// the list as an `Arc<[Need]>` beside a `u64` ticket, queueing and leaving
+/// each moved the list's shared reference count, under the lock, and a
+/// cancellation storm's cost rose with every byte of the node
+/// (RELIABILITY.md, finding 5).
 ///
 /// The ticket keeps its low [`TICKET_BITS`] bits; [`State::ticket`] puts
 /// back the rest from the arbiter's ticket count, exactly while the waiter
