@@ -1,10 +1,12 @@
 //! Per-key serialization: at most one call per key runs at a time.
 //!
 //! A [`KeyTable`] is one key space (an operation's own, or a shared
-//! `scope`). A key is *held* while its entry exists; waiters for a held key
-//! queue on the entry in arrival order and are handed the key directly when
-//! the holder releases it (no barging). The entry disappears when the last
-//! holder releases with nobody queued, so an unused key leaves nothing behind.
+//! `scope`). Before `close`, a key is *held* while its entry exists; waiters
+//! for a held key queue on the entry in arrival order and are handed the key
+//! directly when the holder releases it (no barging). The entry disappears
+//! when the last holder releases with nobody queued, so an unused key leaves
+//! nothing behind (after `close`, once its withdrawn waiters are gone too:
+//! "Waiters" below).
 //!
 //! The key is stored once, in the table; holders and waiters refer to it by
 //! its slot, so serializing costs no clone of the key.
@@ -21,7 +23,7 @@
 //! the same one the budget arbiter uses), its nodes inside the waiting
 //! futures: a cancelled waiter is unlinked in O(1); a waiter handed the key
 //! but dropped before it saw it hands the key on at once (to the next
-//! waiter, or removes the entry); wakers are woken after the shard's lock is
+//! waiter, or lets the entry go); wakers are woken after the shard's lock is
 //! released. An entry's list is created with its first waiter (a list costs
 //! one atomic add on a global counter: not once per call), and lives as
 //! long as the entry.
@@ -84,8 +86,9 @@ struct Entry<K> {
     /// The key's hash when it was inserted: removal and rehashing use it, so
     /// a key whose `Hash` is not stable cannot corrupt the index.
     hash: u64,
-    /// A guard or a granted waiter holds the key. Cleared only when the key
-    /// is released with no waiter queued but withdrawn ones not yet gone.
+    /// A guard or a granted waiter holds the key. Cleared when the key is
+    /// released with no waiter queued: the entry then goes at once, unless
+    /// withdrawn waiters (after `close`) are still members of its list.
     held: bool,
     /// Waiters for the key, oldest first: created with the first waiter.
     queue: Option<List<()>>,
@@ -297,8 +300,8 @@ pin_project_lite::pin_project! {
             }
             let waker = {
                 // Nothing before `leave` can panic but a broken invariant 4
-                // (the lock ignores poisoning): a node dropped in a list
-                // aborts (waiters.rs).
+                // (the lock ignores poisoning; not under loom, whose lock
+                // does not): a node dropped in a list aborts (waiters.rs).
                 let mut state = this.table.lock(*this.shard);
                 let entry = *this.entry;
                 match this.node.leave(state.queue(entry)) {
@@ -338,7 +341,7 @@ impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
                 debug_assert!(e.held, "only a closed table keeps unheld entries");
                 e.queue
                     .get_or_insert_with(List::new)
-                    .push_back(this.node, (), cx.waker());
+                    .push_back(this.node, (), cx.waker().clone());
                 (*this.shard, *this.entry) = (shard, entry);
                 return Poll::Pending;
             }
@@ -459,7 +462,23 @@ mod tests {
     }
 
     #[test]
-    fn a_contended_key_creates_its_list_once_per_entry() {
+    fn close_with_a_granted_unseen_waiter_and_a_queued_one_leaves_nothing_once_both_go() {
+        let table = KeyTable::new();
+        let held = table.try_acquire(3).unwrap();
+        let mut first = Box::pin(table.acquire(3));
+        let mut second = Box::pin(table.acquire(3));
+        assert!(poll(&mut first).is_pending());
+        assert!(poll(&mut second).is_pending());
+        drop(held); // granted to `first`, which has not seen it
+        table.close(); // withdraws `second`
+        drop(first); // hands the key on: nobody queued, `second` still a member
+        assert_eq!((table.len(), table.entries()), (0, 1));
+        drop(second);
+        assert_eq!((table.len(), table.entries()), (0, 0));
+    }
+
+    #[test]
+    fn a_key_gets_its_list_with_its_first_waiter_and_not_without_one() {
         let table = KeyTable::new();
         let held = table.try_acquire(7).unwrap();
         let mut waiting: Vec<_> = (0..3).map(|_| Box::pin(table.acquire(7))).collect();

@@ -56,7 +56,9 @@
 //! 3. A list outlives its members: a settled node still needs its list to
 //!    become idle. The arbiter's one list lives as long as the arbiter,
 //!    which every waiting future borrows; the key table keeps a key's entry,
-//!    and its list, while the list has members (`keys.rs`).
+//!    and its list, while the list has members (`keys.rs`). (A leaked
+//!    waiting future, `mem::forget` of its box, stays a member for ever: its
+//!    node is never touched again, and dropping the list then is harmless.)
 //! 4. Wakers are woken only outside the owner's lock. A [`WakeList`] keeps
 //!    up to 32 wakers inline (no heap allocation per pass); a pass that
 //!    grants more spills the rest into one `Vec`.
@@ -117,9 +119,12 @@ impl<T> List<T> {
     /// # Panics
     ///
     /// If `node` is not idle.
-    pub(crate) fn push_back(&mut self, node: Pin<&mut Node<T>>, value: T, waker: &Waker) {
+    ///
+    /// The waker comes cloned, so that an owner can clone it before its
+    /// bookkeeping: nothing after that can panic.
+    pub(crate) fn push_back(&mut self, node: Pin<&mut Node<T>>, value: T, waker: Waker) {
         self.nodes
-            .push_back(node.project().inner, (waker.clone(), value), ());
+            .push_back(node.project().inner, (waker, value), ());
         self.members += 1;
     }
 
@@ -158,18 +163,6 @@ impl<T> List<T> {
             cursor.move_next();
         }
         n
-    }
-}
-
-impl<T> Drop for List<T> {
-    fn drop(&mut self) {
-        // Invariant 3: a member left behind would abort when its future is
-        // dropped (or, settled, never be seen).
-        debug_assert!(
-            self.members == 0 || std::thread::panicking(),
-            "a waiter list dropped with {} members",
-            self.members
-        );
     }
 }
 
@@ -286,11 +279,12 @@ impl<T> Node<T> {
             // build (RELIABILITY.md, finding 5).
             let _ = list.queued();
         }
-        list.members -= 1;
-        Some(match node.reset(&mut list.nodes) {
+        let left = match node.reset(&mut list.nodes) {
             (NodeData::Linked((_waker, value)), ()) => (Status::Queued, value),
             (NodeData::Removed(settled), ()) => settled,
-        })
+        };
+        list.members -= 1;
+        Some(left)
     }
 }
 
@@ -346,7 +340,7 @@ mod tests {
         let waker = Waker::noop();
         let mut nodes: Vec<Pin<Box<Node<u32>>>> = (0..5).map(|_| Box::pin(Node::new())).collect();
         for (i, node) in nodes.iter_mut().enumerate() {
-            list.push_back(node.as_mut(), i as u32, waker);
+            list.push_back(node.as_mut(), i as u32, waker.clone());
         }
         assert_eq!(list.queued(), 5);
         assert_eq!(
@@ -409,7 +403,7 @@ mod tests {
         );
         let mut list = List::new();
         let mut node = Box::pin(Node::new());
-        list.push_back(node.as_mut(), (), &Waker::from(Arc::clone(&first)));
+        list.push_back(node.as_mut(), (), Waker::from(Arc::clone(&first)));
         assert!(node
             .as_mut()
             .poll(&mut list, &Waker::from(Arc::clone(&second)))
@@ -433,7 +427,7 @@ mod tests {
     fn a_node_is_only_used_with_its_own_list() {
         let (mut mine, mut other) = (List::new(), List::<()>::new());
         let mut node = Box::pin(Node::new());
-        mine.push_back(node.as_mut(), (), Waker::noop());
+        mine.push_back(node.as_mut(), (), Waker::noop().clone());
         // Panics before touching either list. The node must still leave its
         // own list before it is dropped (else the process aborts).
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -444,6 +438,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn a_node_with_an_8_byte_value_is_48_bytes() {
         assert_eq!(std::mem::size_of::<Node<u64>>(), 48);
     }

@@ -35,7 +35,8 @@ pin_project_lite::pin_project! {
             let mut wake = WakeList::new();
             {
                 // Nothing before `leave` can panic (the lock ignores
-                // poisoning): a node dropped in a list aborts (waiters.rs).
+                // poisoning; not under loom, whose lock does not): a node
+                // dropped in a list aborts (waiters.rs).
                 let mut state = arbiter.lock();
                 let st = &mut *state;
                 match this.node.leave(&mut st.queue) {

@@ -196,6 +196,8 @@ impl State {
         node: Pin<&mut Node<Waiter>>,
         cx: &Context<'_>,
     ) {
+        // First, so that a panicking clone leaves no count behind.
+        let waker = cx.waker().clone();
         self.tickets += 1;
         let ticket = self.tickets;
         for n in needs.iter() {
@@ -218,7 +220,7 @@ impl State {
             "needs interned by this arbiter"
         );
         let waiter = Waiter::new(ticket, needs.id);
-        self.queue.push_back(node, waiter, cx.waker());
+        self.queue.push_back(node, waiter, waker);
     }
 
     /// A waiter of `needs` left the queue (granted, cancelled, withdrawn).

@@ -117,3 +117,20 @@ fn equal_need_lists_share_one_entry_of_the_table() {
     assert_ne!(a.id, ab.id);
     assert_eq!(arb.lock().lists.len(), 2);
 }
+
+#[test]
+fn a_withdrawn_waiter_dropped_unpolled_leaves_no_count_behind() {
+    let arb = Arbiter::new([1, 1]);
+    let ab = arb.needs_of(&[(0, 1), (1, 1)]);
+    let held = arb.try_acquire(&ab).unwrap();
+    let mut w = Box::pin(arb.acquire(&ab));
+    assert!(poll(&mut w).is_pending());
+    assert!(arb.snapshot().iter().all(|b| b.waiting == 1));
+    arb.close();
+    assert!(arb.snapshot().iter().all(|b| b.waiting == 0));
+    drop(w);
+    drop(held);
+    for b in arb.snapshot() {
+        assert_eq!((b.in_use, b.waiting), (0, 0));
+    }
+}

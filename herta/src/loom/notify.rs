@@ -99,7 +99,7 @@ impl Notified<'_> {
             // Notified since it was created, before it queued?
             let notified = state.calls != *this.ticket;
             if !notified {
-                state.queue.push_back(this.node, (), waker);
+                state.queue.push_back(this.node, (), waker.clone());
             }
             notified
         } else {
