@@ -126,7 +126,8 @@ impl<K> State<K> {
     }
 
     /// Hands the key of `entry` to its oldest waiter (returning its waker),
-    /// or lets the entry go.
+    /// or lets the entry go (kept, unheld, while withdrawn waiters are still
+    /// members of its list).
     fn release(&mut self, entry: usize) -> Option<Waker> {
         let e = &mut self.entries[entry];
         if let Some(queue) = &mut e.queue {
@@ -134,21 +135,28 @@ impl<K> State<K> {
             if oldest.value().is_some() {
                 return Some(oldest.settle(Status::Granted));
             }
+            if queue.has_members() {
+                e.held = false;
+                self.unheld += 1;
+                return None;
+            }
         }
-        e.held = false;
-        self.unheld += 1;
-        self.remove_if_unused(entry);
+        self.remove(entry);
         None
     }
 
-    /// Removes `entry` if its key is not held and no waiter refers to it.
+    /// Removes the unheld `entry` once no withdrawn waiter refers to it.
     fn remove_if_unused(&mut self, entry: usize) {
         let e = &self.entries[entry];
         if e.held || e.queue.as_ref().is_some_and(List::has_members) {
             return;
         }
-        let removed = self.entries.remove(entry);
         self.unheld -= 1;
+        self.remove(entry);
+    }
+
+    fn remove(&mut self, entry: usize) {
+        let removed = self.entries.remove(entry);
         if let Ok(found) = self.index.find_entry(removed.hash, |&e| e == entry) {
             found.remove();
         }
@@ -430,6 +438,17 @@ mod tests {
         assert_eq!(table.len(), 0);
     }
 
+    /// Key 1 released after `close` withdrew its one waiter, which has not
+    /// seen it yet.
+    fn withdrawn_after_release(table: &KeyTable<i32>) -> Pin<Box<AcquireKey<'_, i32>>> {
+        let held = table.try_acquire(1).unwrap();
+        let mut w = Box::pin(table.acquire(1));
+        assert!(poll(&mut w).is_pending());
+        table.close();
+        drop(held);
+        w
+    }
+
     #[test]
     fn a_withdrawn_waiter_keeps_its_entry_until_it_leaves_and_the_key_counts_as_free() {
         // Found by the hammer with shutdown racing: close withdraws the
@@ -437,11 +456,7 @@ mod tests {
         // unpolled. Its node still needs the entry's list (waiters.rs,
         // invariant 3): the entry stays, unheld, and goes with it.
         let table = KeyTable::new();
-        let held = table.try_acquire(1).unwrap();
-        let mut w = Box::pin(table.acquire(1));
-        assert!(poll(&mut w).is_pending());
-        table.close();
-        drop(held);
+        let w = withdrawn_after_release(&table);
         assert_eq!((table.len(), table.entries()), (0, 1));
         drop(w);
         assert_eq!((table.len(), table.entries()), (0, 0));
@@ -450,11 +465,7 @@ mod tests {
     #[test]
     fn a_withdrawn_waiter_that_sees_it_lets_the_unheld_entry_go() {
         let table = KeyTable::new();
-        let held = table.try_acquire(1).unwrap();
-        let mut w = Box::pin(table.acquire(1));
-        assert!(poll(&mut w).is_pending());
-        table.close();
-        drop(held);
+        let mut w = withdrawn_after_release(&table);
         assert!(matches!(poll(&mut w), Poll::Ready(Err(Closed))));
         assert_eq!(table.entries(), 0);
         drop(w);
@@ -485,13 +496,7 @@ mod tests {
         for w in &mut waiting {
             assert!(poll(w).is_pending());
         }
-        let (hash, shard) = table.locate(&7);
-        {
-            let state = table.lock(shard);
-            let entries = &state.entries;
-            let &entry = state.index.find(hash, |&e| entries[e].key == 7).unwrap();
-            assert!(entries[entry].queue.is_some());
-        }
+        assert!(has_list(&table, 7));
         drop(held);
         for w in &mut waiting {
             let Poll::Ready(Ok(g)) = poll(w) else {
@@ -501,13 +506,17 @@ mod tests {
         }
         assert_eq!(table.entries(), 0);
         let uncontended = table.try_acquire(8).unwrap();
-        let (hash, shard) = table.locate(&8);
+        assert!(!has_list(&table, 8), "no list without a waiter");
+        drop(uncontended);
+    }
+
+    /// Whether the entry of `key` (present) has a waiter list.
+    fn has_list(table: &KeyTable<i32>, key: i32) -> bool {
+        let (hash, shard) = table.locate(&key);
         let state = table.lock(shard);
         let entries = &state.entries;
-        let &entry = state.index.find(hash, |&e| entries[e].key == 8).unwrap();
-        assert!(entries[entry].queue.is_none(), "no list without a waiter");
-        drop(state);
-        drop(uncontended);
+        let &entry = state.index.find(hash, |&e| entries[e].key == key).unwrap();
+        entries[entry].queue.is_some()
     }
 
     #[test]
