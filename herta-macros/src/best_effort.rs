@@ -163,7 +163,9 @@ impl Attr {
             .map(|(_, e)| Resource {
                 key: &e.key,
                 units: match e.units.value {
-                    IntLiteral::Value(n) => u32::try_from(n).unwrap_or(u32::MAX).max(1),
+                    // Out of range (rule 6 reported it): 1, so that rustc's capacity
+                    // check does not add an error about a number never written.
+                    IntLiteral::Value(n) => u32::try_from(n).map_or(1, |n| n.max(1)),
                     IntLiteral::Negative => 1,
                 },
                 units_span: e.units.span,

@@ -164,6 +164,16 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
                 "rename one of them, or remove the second declaration",
             ));
         }
+        if let Some(text) = quoted(&entry.capacity) {
+            errors.push(error(
+                entry.capacity.span(),
+                format_args!(
+                    "resource `{}` takes its capacity as a number, not a string",
+                    entry.ident
+                ),
+                format_args!("write `= {}` without the quotes", number_or(&text, "4")),
+            ));
+        }
         match capacity(&entry.capacity) {
             Some(IntLiteral::Value(0)) => errors.push(error(
                 entry.capacity.span(),
@@ -186,6 +196,19 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
             Some(IntLiteral::Value(_)) | None => {}
         }
         if let Some(queue) = &entry.queue {
+            if let Some(text) = quoted(queue) {
+                errors.push(error(
+                    queue.span(),
+                    format_args!(
+                        "resource `{}` takes its queue limit as a number, not a string",
+                        entry.ident
+                    ),
+                    format_args!(
+                        "write `queue = {}` without the quotes",
+                        number_or(&text, "64")
+                    ),
+                ));
+            }
             match int_literal(queue) {
                 Some(IntLiteral::Value(0)) => errors.push(error(
                     queue.span(),
@@ -210,6 +233,28 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
         }
     }
     errors
+}
+
+/// The text of a string literal written where a number belongs
+/// (`= "4"`), reported once; expansion puts a harmless number in its place.
+fn quoted(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
+/// `text` if it is a plain number, else `example`: what the help suggests.
+fn number_or<'a>(text: &'a str, example: &'a str) -> &'a str {
+    let text = text.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text
+    } else {
+        example
+    }
 }
 
 /// A capacity: a literal, or a constant expression checked by a `const`
@@ -242,7 +287,8 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             capacity,
             queue,
         } = entry;
-        let check = self::capacity(capacity).is_none().then(|| {
+        let quoted_capacity = quoted(capacity).is_some();
+        let check = (self::capacity(capacity).is_none() && !quoted_capacity).then(|| {
             let message = format!(
                 "resources!: resource `{ident}` has capacity 0, so no call could ever hold it\n\
                  help: give it a capacity of at least 1"
@@ -252,19 +298,25 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             }
         });
         let capacity = match self::capacity(capacity) {
+            _ if quoted_capacity => quote!(1),
             Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => quote!(0),
             Some(IntLiteral::Negative) => quote!(0),
             _ => quote!(#capacity),
         };
         let queue = queue.as_ref().map(|queue| {
             let limit = match int_literal(queue) {
+                _ if quoted(queue).is_some() => quote!(1),
                 Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => quote!(1),
                 Some(IntLiteral::Negative | IntLiteral::Value(0)) => quote!(1),
                 _ => quote!(#queue),
             };
             quote!(.with_queue_limit(#limit))
         });
-        let queue_check = entry.queue.as_ref().filter(|q| int_literal(q).is_none()).map(|q| {
+        let queue_check = entry
+            .queue
+            .as_ref()
+            .filter(|q| int_literal(q).is_none() && quoted(q).is_none())
+            .map(|q| {
             let message = format!(
                 "resources!: resource `{ident}` has `queue = 0`, so every call that has to wait would be refused\n\
                  help: give it a queue of at least 1, or remove `queue`"

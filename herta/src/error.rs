@@ -267,8 +267,9 @@ pub enum Busy {
     Key {
         /// The `serialize_by` parameter whose value was busy.
         parameter: &'static str,
-        /// The key's value, as its `Debug` output (truncated to 64
-        /// characters), only when the operation opts in with
+        /// The key's value, as its `Debug` output (at most 64 bytes: a
+        /// longer one is cut at a character boundary and ends in `...`),
+        /// only when the operation opts in with
         /// `serialize_by(param, show_key = true)`; else `None`.
         value: Option<String>,
     },

@@ -11,7 +11,7 @@
 //!
 //! | span or event (message) | level | fields |
 //! |---|---|---|
-//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, truncated to 64 characters; without `show_key`, key values are never recorded); recorded when the call ends: `attempts` (attempts run, 0 if none), `outcome` (`success`, `transient`, `uncertain`, `permanent`, `throttled`, `stopping`, `deadline`, `cancelled`, `panicked`: the labels of the `metrics` feature) and `duration_ms` (f64, from the call to its end) |
+//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, at most 64 bytes: a longer one is cut at a character boundary and ends in `...`; without `show_key`, key values are never recorded); recorded when the call ends: `attempts` (attempts run, 0 if none), `outcome` (`success`, `transient`, `uncertain`, `permanent`, `throttled`, `stopping`, `deadline`, `cancelled`, `panicked`: the labels of the `metrics` feature) and `duration_ms` (f64, from the call to its end) |
 //! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
 //! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
 //! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |

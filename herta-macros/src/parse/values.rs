@@ -297,6 +297,19 @@ fn on_list(meta: &Meta) -> syn::Result<OnList> {
                 format_args!("write `on = [{}]`", leaves.join(", ")),
             ));
         }
+        // `on = (Transient, Uncertain)`: a tuple habit.
+        Expr::Tuple(tuple) if tuple.elems.len() > 1 => {
+            let leaves: Vec<String> = tuple
+                .elems
+                .iter()
+                .map(|e| quote::ToTokens::to_token_stream(e).to_string())
+                .collect();
+            return Err(crate::diag::error(
+                tuple.paren_token.span.join(),
+                "`on` lists several outcomes in brackets, not in parentheses",
+                format_args!("write `on = [{}]`", leaves.join(", ")),
+            ));
+        }
         single => (vec![single], None),
     };
     let mut error: Option<syn::Error> = None;
