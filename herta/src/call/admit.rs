@@ -16,8 +16,8 @@
 //! key and budgets, so the drain sees the call out only once it holds
 //! nothing.
 
+use super::bound::BoundInner;
 use super::ended::{self, End, Refusal};
-use super::BoundInner;
 use crate::__private::ErrorSource;
 use crate::error::Error;
 use crate::events::{Event, Events};
@@ -36,7 +36,8 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// What the call's span records when it ends.
     ending: Ending,
     /// The attempt running or last run (0 before the first): the span's
-    /// `attempts` and a panic's attempt number.
+    /// `attempts`, a panic's attempt number, and the number the stages
+    /// read (the call keeps no other).
     attempt: u32,
 }
 
@@ -83,10 +84,17 @@ impl<'a, K> Admitted<'a, K> {
         self.bound.events_on(self.counters)
     }
 
-    /// Attempt number `attempt` is about to run.
+    /// The attempt running or last run (0 before the first).
     #[inline(always)]
-    pub(crate) fn attempt(&mut self, attempt: u32) {
-        self.attempt = attempt;
+    pub(crate) fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The next attempt is about to run: its number (the first is 1).
+    #[inline(always)]
+    pub(crate) fn next_attempt(&mut self) -> u32 {
+        self.attempt += 1;
+        self.attempt
     }
 
     /// Marks the call complete, counts it out of the gate and gives the
@@ -95,12 +103,12 @@ impl<'a, K> Admitted<'a, K> {
     /// nothing.
     ///
     /// By reference, not by value, and with the gate's exit before the
-    /// result is built: moving the guard into `finish` copied it out of the
-    /// call's state just after its attempt number was written, and a result
-    /// built before the exit was copied after it, each copy a wide load of
-    /// narrow stores that waits for them (8 % and 18 % of an uncontended
-    /// call's time, `perf annotate` of `profile_call`). Always inlined for
-    /// the same reason: out of line, its result came back through memory.
+    /// result is built: moving the guard into `finish` would copy it out of
+    /// the call's state just after its attempt number was written, and a
+    /// result built before the exit would be copied after it, each copy a
+    /// wide load of narrow stores that must wait for them. Always inlined
+    /// for the same reason: out of line, its result comes back through
+    /// memory.
     #[inline(always)]
     pub(crate) fn finish<T, E, S: ErrorSource<E>>(
         &mut self,

@@ -1,63 +1,57 @@
 //! Stage 4, the attempts: run the handler, each attempt under a fresh
-//! timeout, classify its failure, and ask the retry [`Policy`] whether
-//! another attempt follows. The key and budgets stay held across attempts.
+//! timeout, classify its failure, and ask the retry [`Policy`] what
+//! follows. The key and budgets stay held across attempts.
 //!
 //! One attempt is three steps: [`context`] (its `Context`, the timeout
-//! starting now), the handler's future awaited under that timeout with a
-//! panic caught (in [`Bound::run`](super::Bound), so the call stays one
-//! state machine), and [`classified`] (how it ended, each event reported).
+//! starting now), the handler's future with its panic [`caught`], awaited
+//! under that timeout, and [`classified`] (how it ended, each event
+//! reported).
 //!
-//! As in tower's `retry` middleware, the decision (may this end be tried
-//! again?) is one small [`Policy`], kept apart from the loop that acts on
-//! it. What happens after a `retry` verdict (the backoff sleep racing the
-//! gate's [`closed`](crate::gate::Gate::closed) signal, the retry budget, a
-//! pass through the scheduler) is the next step, [`super::backoff`].
+//! As in tower's `retry` middleware, the decision (is this end tried again,
+//! and after what?) is one [`Policy::next`], kept apart from the code that
+//! carries it out: [`super::backoff`] sleeps and takes the budgets again, or
+//! passes once through the scheduler.
 //!
 //! The call's deadline (see [`waiting`](super::waiting)) bounds every
 //! attempt too: an attempt's limit is the earlier of its timeout and the
 //! deadline, and an attempt dropped at the deadline ends the call with
 //! `DeadlineExceeded` (classified like a timeout), never retried; nor does a
-//! retry start once the deadline has passed.
+//! retry start once the deadline has passed, or sleep past it.
+//!
+//! Only [`caught`], [`classified`] and [`Failed::new`] depend on the handler's
+//! types; the rest is compiled once, and what runs only after a failure is
+//! out of line.
 //!
 //! Cancel safety: dropping the call drops the running attempt's future (the
-//! handler is cancelled at its await point) and starts no further attempt.
+//! handler is cancelled at its await point) and starts no further attempt;
+//! a retry token withdrawn for it is refunded.
 
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::time::Duration;
+
+use futures_util::future::CatchUnwind;
+use futures_util::FutureExt;
 use tokio::time::Instant;
 
 use super::ended::End;
-use super::waiting::{earliest, needs_timers};
+use super::waiting::{earliest, needs_timers, Limits};
 use crate::__private::HandlerOutput;
 use crate::context::Context;
 use crate::contract::Contract;
 use crate::events::{Event, Events};
-use crate::gate::Gate;
 use crate::outcome::{normalize, Outcome};
+use crate::retry::budget::Withdrawal;
+use crate::runtime::Inner;
 
-/// The one retry decision: whether a failed attempt is tried again.
-pub(crate) struct Policy<'a> {
-    contract: &'static Contract,
-    gate: &'a Gate,
-}
-
-impl<'a> Policy<'a> {
-    /// The policy of `contract`'s calls on a runtime with this gate.
-    #[inline]
-    pub(crate) fn new(contract: &'static Contract, gate: &'a Gate) -> Self {
-        Policy { contract, gate }
-    }
-
-    /// Whether another attempt follows attempt number `attempt`, which
-    /// ended the call with `end`: only if it failed or timed out, an attempt
-    /// is left, the contract retries its outcome (the effect × outcome
-    /// rule), and the runtime is not closing (a drain waits for at most the
-    /// attempt already running).
-    #[inline]
-    pub(crate) fn retry<E>(&self, attempt: u32, end: &End<E>) -> bool {
-        end.failure().is_some_and(|outcome| {
-            attempt < max_attempts(self.contract)
-                && self.contract.retries(outcome)
-                && !self.gate.is_closed()
-        })
+/// A first attempt of an operation that may retry deposits in the runtime's
+/// retry budget (see [`Policy::next`]).
+#[inline(always)]
+pub(crate) fn first(rt: &Inner, contract: &Contract) {
+    if contract.max_attempts() > 1 {
+        if let Some(bucket) = &rt.retry_budget {
+            bucket.deposit();
+        }
     }
 }
 
@@ -68,34 +62,48 @@ fn max_attempts(contract: &Contract) -> u32 {
 }
 
 /// The context of attempt number `attempt`, its timeout starting now; its
-/// deadline is the earlier of that timeout and the call's `deadline`.
+/// deadline is the earlier of that timeout and the call's deadline.
 #[inline(always)]
-pub(crate) fn context(
-    contract: &'static Contract,
-    attempt: u32,
-    deadline: Option<Instant>,
-) -> Context {
+pub(crate) fn context(contract: &'static Contract, attempt: u32, limits: &Limits) -> Context {
     Context {
         operation: contract.operation(),
         attempt,
         max_attempts: max_attempts(contract),
-        deadline: {
-            let timeout = contract.timeout().map(|t| Instant::now() + t);
-            let at = earliest(timeout, deadline);
-            if at.is_some() {
-                // One check per attempt that will build a timer.
-                needs_timers(
-                    contract,
-                    if timeout.is_some() {
-                        "`timeout`"
-                    } else {
-                        "deadline"
-                    },
-                );
-            }
-            at
+        deadline: if limits.any() {
+            timed(contract, limits.deadline())
+        } else {
+            None
         },
     }
+}
+
+/// The deadline of an attempt of a call that [`Limits`] bound: the earlier
+/// of its `timeout` and the call's `deadline`, checking once that tokio's
+/// timers are there when it has one.
+#[inline(never)]
+fn timed(contract: &Contract, deadline: Option<Instant>) -> Option<Instant> {
+    let timeout = contract.timeout().map(|t| Instant::now() + t);
+    let at = earliest(timeout, deadline);
+    if at.is_some() {
+        needs_timers(
+            contract,
+            if timeout.is_some() {
+                "`timeout`"
+            } else {
+                "deadline"
+            },
+        );
+    }
+    at
+}
+
+/// One attempt's future: `handler`'s, its panic caught. The call awaits
+/// it under the attempt's deadline, if it has one (`timeout_at`, in the
+/// call's own state machine: a future type choosing between the two would
+/// be built apart and then moved into the call's state, timer and all).
+#[inline(always)]
+pub(crate) fn caught<Fut: Future>(handler: Fut) -> CatchUnwind<AssertUnwindSafe<Fut>> {
+    AssertUnwindSafe(handler).catch_unwind()
 }
 
 /// How attempt number `attempt` ended (`None`: it timed out, or with
@@ -111,29 +119,185 @@ pub(crate) fn classified<T: HandlerOutput>(
     missed: bool,
 ) -> Result<T::Ok, End<T::Err>> {
     match finished {
-        Some(Ok(output)) => output.into_result().map_err(|source| {
-            let outcome = normalize(classify(&source));
-            events.emit(Event::AttemptFailed { outcome, attempt });
-            End::Failed {
-                outcome,
-                attempts: attempt,
-                source,
-            }
+        Some(Ok(output)) => output.into_result().map_err(|source| End::Failed {
+            outcome: failed(classify(&source), attempt, events),
+            attempts: attempt,
+            source,
         }),
         // Counted (`panicked`) when the call ends, after it released what it
         // held: that count is also the call's count out of the gate.
         Some(Err(panic)) => Err(End::Panicked { attempt, panic }),
-        None if missed => Err(End::DeadlineExceeded {
-            outcome: contract.effect().timeout_outcome(),
-            attempts: attempt,
-        }),
-        None => {
-            let outcome = contract.effect().timeout_outcome();
-            events.emit(Event::TimedOut { outcome, attempt });
-            Err(End::TimedOut {
+        None => Err(match ran_out(contract, attempt, events, missed) {
+            (outcome, true) => End::DeadlineExceeded {
                 outcome,
                 attempts: attempt,
-            })
+            },
+            (outcome, false) => End::TimedOut {
+                outcome,
+                attempts: attempt,
+            },
+        }),
+    }
+}
+
+/// A failed attempt, classified `outcome`: its normalized outcome, reported.
+#[inline(never)]
+fn failed(outcome: Outcome, attempt: u32, events: Events<'_>) -> Outcome {
+    let outcome = normalize(outcome);
+    events.emit(Event::AttemptFailed { outcome, attempt });
+    outcome
+}
+
+/// An attempt dropped at its limit: what that means for the effect, and
+/// whether it was the call's deadline (`missed`; else its timeout,
+/// reported).
+#[inline(never)]
+fn ran_out(contract: &Contract, attempt: u32, events: Events<'_>, missed: bool) -> (Outcome, bool) {
+    let outcome = contract.effect().timeout_outcome();
+    if !missed {
+        events.emit(Event::TimedOut { outcome, attempt });
+    }
+    (outcome, missed)
+}
+
+/// How attempt number `attempt` failed, as the policy reads it: its outcome
+/// (`None`: never retried), and the server's hint (a zero hint is no hint).
+#[derive(Clone, Copy)]
+pub(crate) struct Failed {
+    attempt: u32,
+    outcome: Option<Outcome>,
+    hint: Option<Duration>,
+}
+
+impl Failed {
+    /// Reads `end`, the end of attempt number `attempt`, with `hint`.
+    #[inline]
+    pub(crate) fn new<E>(
+        attempt: u32,
+        end: &End<E>,
+        hint: impl Fn(&E) -> Option<Duration>,
+    ) -> Self {
+        Failed {
+            attempt,
+            outcome: end.failure(),
+            hint: match end {
+                End::Failed { source, .. } => hint(source),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// What follows a failed attempt: [`Policy::next`]'s decision.
+pub(crate) enum Next<'a> {
+    /// No further attempt: the call returns the attempt's error.
+    Stop,
+    /// The next attempt, after one pass through the scheduler (no
+    /// `backoff`), with the retry token withdrawn for it, if the runtime
+    /// has a retry budget.
+    Yield(Option<Withdrawal<'a>>),
+    /// The next attempt, after a backoff sleep of `delay` (until `wake`;
+    /// `None`: past the clock's range), with its retry token.
+    Sleep {
+        /// How long.
+        delay: Duration,
+        /// Until when.
+        wake: Option<Instant>,
+        /// The retry token withdrawn for the next attempt.
+        token: Option<Withdrawal<'a>>,
+    },
+}
+
+/// The one retry decision: whether, and after what, a failed attempt is
+/// tried again.
+pub(crate) struct Policy<'a> {
+    contract: &'static Contract,
+    rt: &'a Inner,
+}
+
+impl<'a> Policy<'a> {
+    /// The policy of `contract`'s calls on this runtime.
+    #[inline]
+    pub(crate) fn new(contract: &'static Contract, rt: &'a Inner) -> Self {
+        Policy { contract, rt }
+    }
+
+    /// What follows attempt number `failed.attempt`. Another attempt only
+    /// if it failed or timed out, an attempt is left, the contract retries
+    /// its outcome (the effect × outcome rule), the runtime is not closing
+    /// (a drain waits for at most the attempt already running), and the
+    /// call's deadline has not passed; then, with `backoff(...)`:
+    ///
+    /// 1. the delay: the backoff's jittered delay (at least `base` after a
+    ///    `Throttled` attempt), or the error's hint
+    ///    ([`Classify::retry_after`](crate::Classify::retry_after)) if
+    ///    longer; a hint above `cap` stops;
+    /// 2. a sleep that would end at or after the call's deadline stops;
+    /// 3. the runtime's retry budget, if any: one token, or stop (counted
+    ///    `retries_denied`).
+    ///
+    /// Without `backoff` there is no sleep: any hint stops (a contract
+    /// without a delay cannot honour it), the retry budget is asked as
+    /// above, and the next attempt follows a pass through the scheduler.
+    #[inline(never)]
+    pub(crate) fn next(&self, failed: Failed, limits: &Limits, events: Events<'_>) -> Next<'a> {
+        let Failed {
+            attempt,
+            outcome,
+            hint,
+        } = failed;
+        let contract = self.contract;
+        let retried = outcome.is_some_and(|outcome| {
+            attempt < max_attempts(contract)
+                && contract.retries(outcome)
+                && !self.rt.gate.is_closed()
+        });
+        if !retried || limits.passed() {
+            return Next::Stop;
+        }
+        let hint = hint.filter(|h| !h.is_zero());
+        let Some(backoff) = contract.backoff() else {
+            if hint.is_some() {
+                return Next::Stop;
+            }
+            return match self.withdraw(attempt, events) {
+                Ok(token) => Next::Yield(token),
+                Err(()) => Next::Stop,
+            };
+        };
+        let throttled = outcome == Some(Outcome::Throttled);
+        let delay = backoff.delay(attempt, throttled, self.rt.jitter.next());
+        let delay = match hint {
+            Some(hint) if hint > backoff.cap() => return Next::Stop,
+            Some(hint) => hint.max(delay),
+            None => delay,
+        };
+        needs_timers(contract, "backoff sleep");
+        let wake = Instant::now().checked_add(delay);
+        if let Some(deadline) = limits.deadline() {
+            if wake.is_none_or(|wake| wake >= deadline) {
+                return Next::Stop;
+            }
+        }
+        match self.withdraw(attempt, events) {
+            Ok(token) => Next::Sleep { delay, wake, token },
+            Err(()) => Next::Stop,
+        }
+    }
+
+    /// A token from the runtime's retry budget, if it has one, for the
+    /// retry after attempt `attempt`. `Err` when it is empty (counted and
+    /// traced).
+    fn withdraw(&self, attempt: u32, events: Events<'_>) -> Result<Option<Withdrawal<'a>>, ()> {
+        let Some(bucket) = &self.rt.retry_budget else {
+            return Ok(None);
+        };
+        match bucket.withdrawal() {
+            Some(token) => Ok(Some(token)),
+            None => {
+                events.emit(Event::RetryDenied { attempt });
+                Err(())
+            }
         }
     }
 }

@@ -42,7 +42,7 @@ pub(crate) fn try_acquire<'a>(
 /// in this call's turn.
 ///
 /// Not an `async fn`: one of those keeps a copy of each argument beside the
-/// argument itself in its state (40 bytes here, in every call's future);
+/// argument itself in its state (in every call's future);
 /// the block reads the captured arguments in place.
 #[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
 pub(crate) fn contended<'a, 'e, 'l>(

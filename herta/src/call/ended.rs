@@ -142,10 +142,9 @@ fn deadline_exceeded(events: Events<'_>, outcome: Outcome, attempts: u32) {
 /// [`count`]ed); resumes a handler's panic unchanged.
 ///
 /// Builds the value and does nothing else, so that it is written straight
-/// into the caller's: an uncontended call's result built before the call's
-/// last counting and copied after it was written with narrow stores and
-/// read back with wide loads, a load that waits for the stores (18 % of an
-/// uncontended call's time, `perf annotate` of `profile_call`).
+/// into the caller's: a result built before the call's last counting and
+/// copied after it would be written with narrow stores and read back with
+/// wide loads, a load that waits for the stores.
 #[inline(always)]
 pub(crate) fn result<T, E, S: ErrorSource<E>>(
     end: Result<T, End<E>>,

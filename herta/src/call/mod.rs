@@ -6,17 +6,17 @@
 //!    same-key waiter holds no budget);
 //! 3. [`budgets`]: every budget, all at once or none;
 //! 4. [`attempts`]: the handler, each attempt under a fresh timeout, its
-//!    failure classified, and the retry decision in one
-//!    [`Policy`](attempts::Policy);
-//! 5. [`backoff`]: between two attempts, the delay (budgets given back,
-//!    key kept), the retry budget, and a pass through the scheduler;
+//!    failure classified, and what follows decided by one
+//!    [`Policy::next`](attempts::Policy::next) (stop, yield, or sleep);
+//! 5. [`backoff`]: between two attempts, carries that out: the sleep
+//!    (budgets given back, key kept) and the budgets again, or a pass
+//!    through the scheduler;
 //!
 //! then the finish: [`Admitted::finish`](admit::Admitted::finish) marks the
 //! call complete (the only place that does), counts how it ended
 //! ([`ended::count`]) and turns that into the caller's result
-//! ([`ended::result`]). Key and budgets are released in
-//! reverse order when the stages end; the call is counted out of the gate
-//! last.
+//! ([`ended::result`]). Key and budgets are released in reverse order when
+//! the stages end; the call is counted out of the gate last.
 //!
 //! The stages report what happens through the one event sink,
 //! [`crate::events`], and how the call ended as values
@@ -24,21 +24,33 @@
 //! bumping counters themselves. Each stage's module says what it does and
 //! what dropping the call there does: every stage is cancel safe (a dropped
 //! call releases everything it held or waited for, at once, and is counted
-//! cancelled).
+//! cancelled). What every stage reads of the operation is
+//! [`BoundInner`](bound::BoundInner), in [`bound`]; the stages import from
+//! each other and from `bound`, never from this module.
 //!
-//! [`Bound::run`] strings the stages together in one `async` block, so that a
-//! call is one state machine (a nested `async fn` per stage costs about 20
-//! instructions per call; see `profile_call`): each stage is a synchronous,
-//! inlined step, and only its wait is a future, built only when it waits.
-//! Bounded waiting and the call's deadline are [`waiting`]: limits fixed
-//! at admission that bound the key and budget waits and every attempt.
-//! The stages' code is the `stages!` macro of [`stages`], which `run`
-//! expands twice: bounded by the call's limits, and with every limit check
-//! compiled out for a call no limit can apply to.
-//! A new stage is a module here plus a line in
-//! `stages!` (`stage!` ends the stages with its refusal); a new way to end a
-//! call is a variant of `Refusal` or `End`, counted in `ended::count` and
-//! mapped to its [`Error`] in `ended::result`.
+//! [`Bound::run`] strings the stages together in one `async` block, so that
+//! a call is one state machine: each stage is a synchronous, inlined step
+//! (a try that succeeds at once when nothing is contended), and only its
+//! wait is a future, built only when it waits. Bounded waiting and the
+//! call's deadline are [`waiting`]'s [`Limits`](waiting::Limits): fixed at
+//! admission, they bound the key and budget waits and every attempt; a
+//! call no limit can apply to gets [`Limits::NONE`](waiting::Limits::NONE),
+//! so each check is one test.
+//!
+//! The block is compiled once per operation (it calls the handler), so only
+//! what depends on the handler's types is generic: calling it, classifying
+//! its error, building the caller's result. The stages' slow paths (waits,
+//! refusals, the retry decision, the backoff) are plain functions and
+//! futures compiled once, out of line.
+//!
+//! **A new stage** (rate tokens, a breaker) is a module here with a
+//! synchronous try (`Result<Held, Busy>`, inlined) and a wait future built
+//! from `Busy` only when the try did not succeed (compiled once), plus one
+//! statement in `run`'s `'stages` block, in the stage's place in the order:
+//! it holds what the stage took until the stages end, or ends them with
+//! the stage's refusal (`break 'stages Err(End::Refused(refusal))`). A new
+//! way to end a call is a variant of `Refusal` or `End`, counted in
+//! `ended::count` and mapped to its [`Error`] in `ended::result`.
 //!
 //! Bind-time checks live in [`bind`]; key type erasure in [`table_key`].
 
@@ -46,35 +58,29 @@ mod admit;
 mod attempts;
 mod backoff;
 mod bind;
+mod bound;
 mod budgets;
 mod ended;
 mod key;
-#[macro_use]
-mod stages;
 mod table_key;
 mod waiting;
 
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-
 use crate::__private::{ErrorSource, HandlerOutput};
-use crate::arbiter::Needs;
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
-use crate::events::{Event, Events};
-use crate::keys::KeyTable;
+use crate::events::Event;
 use crate::metrics;
 use crate::outcome::{Admission, Outcome};
 use crate::runtime::Runtime;
-use crate::stats::OpCounters;
 use crate::trace;
+use bound::BoundInner;
 use ended::End;
 use table_key::{KeyOps, TableKey};
 
@@ -88,37 +94,6 @@ use table_key::{KeyOps, TableKey};
 /// [`KeyBound`](crate::__private::KeyBound)), instead of one per method.
 pub struct Bound<K: 'static> {
     inner: Arc<BoundInner<K>>,
-}
-
-/// What every clone of a [`Bound`] shares, read by every call.
-///
-/// Aligned to 128 bytes, so it starts on the cache line after its `Arc`'s
-/// reference counts: callers commonly clone the operation per request, and
-/// those clones (a write on each clone and drop) must not evict, from every
-/// other core, the fields every call reads.
-#[repr(align(128))]
-struct BoundInner<K: 'static> {
-    /// The runtime bound to.
-    runtime: Runtime,
-    /// The operation's contract.
-    contract: &'static Contract,
-    /// Its budgets, checked and sorted by budget index.
-    needs: Needs,
-    /// Its key space, with `serialize_by`.
-    keys: Option<Arc<KeyTable<TableKey<K>>>>,
-    /// `K`'s hashing, equality and cloning.
-    key_ops: &'static KeyOps<K>,
-    /// `K`'s description, for a throttled call and the span; only with
-    /// `serialize_by(param, show_key = true)`.
-    describe_key: Option<fn(&K) -> String>,
-    /// Whether the contract declares `max_wait` or `deadline`.
-    limited: bool,
-    /// This binding's counters (its own allocation, also in the runtime's
-    /// registry, which sums them by operation name).
-    counters: Arc<OpCounters>,
-    /// This binding's metric handles (feature `metrics`), taken at bind.
-    #[cfg(feature = "metrics")]
-    metrics: crate::metrics::OpMetrics,
 }
 
 impl<K: 'static> Clone for Bound<K> {
@@ -234,8 +209,8 @@ impl<K: 'static> Bound<K> {
     /// Not an `async fn`: the span is opened when this is called (the
     /// generated `call` calls it from its own first poll, so nothing changes
     /// for a caller), and the future returned is `run`'s inside the span,
-    /// with no state machine of its own around it (measured: 20
-    /// instructions per call less; `profile_call`). The span is made
+    /// with no state machine of its own around it (one fewer state machine
+    /// to enter and leave on every poll). The span is made
     /// before `run`'s future so that nothing between them forces the future
     /// to be copied.
     #[inline(always)]
@@ -267,7 +242,8 @@ impl<K: 'static> Bound<K> {
     ///
     /// One `async` block for all stages, so one state machine: every stage's
     /// synchronous step is an inlined function, and only a wait (for a key,
-    /// for budgets, for an attempt) is a future, built only when needed.
+    /// for budgets, for an attempt, between attempts) is a future, built
+    /// only when needed.
     ///
     /// Not an `async fn`: one of those keeps a copy of each argument beside
     /// the argument itself in its state (the handler twice, in every call's
@@ -302,47 +278,141 @@ impl<K: 'static> Bound<K> {
                     return ended::result(end, contract, chain);
                 }
             };
-            // What the stages count and hold, declared once for both copies
-            // of them, so that the call's state keeps one slot for each, not
-            // one per copy (56 bytes of every call's future: 512 -> 456).
-            // The key guard and the permit are assigned on each path, not
-            // set to `None` first (overwriting one drops the old value, a
-            // check that cost 13 instructions per call each; as they are, the
-            // pair costs 7), and dropped at the end of this block, the
-            // permit first, as the copies' own locals were: before the call
-            // finishes.
-            let mut attempt = 1;
             let end = {
+                // What the stages hold: assigned on each path, not set to `None`
+                // first (overwriting one drops the old value, a check on every
+                // call), and dropped at the end of this block, the permit first:
+                // before the call finishes.
                 let _held_key;
                 let mut permit;
-                // The stages read these of `run`'s locals (named once here,
-                // for both copies).
-                macro_rules! stages_bounded_by {
-                    ($limits:expr) => {
-                        stages!(
-                            $limits,
-                            inner,
-                            call,
+                let end = 'stages: {
+                    let admission = contract.admission();
+                    let limits = waiting::Limits::of_call(contract, inner.limited);
+                    // 2. The key.
+                    _held_key = match (&inner.keys, key) {
+                        (Some(table), Some(value)) => {
+                            let key = TableKey {
+                                key: value,
+                                ops: inner.key_ops,
+                            };
+                            let held = match admission {
+                                Admission::Reject => {
+                                    key::try_acquire(table, key, contract, inner.describe_key)
+                                }
+                                Admission::Wait => {
+                                    let events = call.events();
+                                    key::wait(
+                                        table,
+                                        key,
+                                        events,
+                                        &limits,
+                                        contract,
+                                        inner.describe_key,
+                                    )
+                                    .await
+                                }
+                            };
+                            match held {
+                                Ok(guard) => Some(guard),
+                                Err(refused) => break 'stages Err(End::Refused(refused)),
+                            }
+                        }
+                        _ => None,
+                    };
+                    // 3. The budgets. The try's result is matched in a statement
+                    // of its own, so that the call's state does not keep it
+                    // across the wait.
+                    let busy = match budgets::try_acquire(rt, &inner.needs) {
+                        Ok(taken) => {
+                            permit = Some(taken);
+                            None
+                        }
+                        Err(error) => {
+                            // Set on this path too, so that `permit` is assigned
+                            // on every path the compiler can follow past the wait.
+                            permit = None;
+                            Some(error)
+                        }
+                    };
+                    if let Some(error) = busy {
+                        let events = call.events();
+                        match budgets::contended(
+                            rt,
+                            &inner.needs,
+                            error,
+                            admission,
+                            events,
+                            &limits,
+                        )
+                        .await
+                        {
+                            Ok(taken) => permit = Some(taken),
+                            Err(refused) => break 'stages Err(End::Refused(refused)),
+                        }
+                    }
+                    if limits.passed() {
+                        break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
+                    }
+                    // 4. The attempts, and 5. between them.
+                    call.events().emit(Event::Started);
+                    attempts::first(rt, contract);
+                    loop {
+                        // One attempt. Its locals end with this block, before the
+                        // backoff's await: a local stays in the call's state
+                        // across an await while its scope lasts, even once moved
+                        // from.
+                        let (end, next) = {
+                            let attempt = call.next_attempt();
+                            let ctx = attempts::context(contract, attempt, &limits);
+                            let deadline = ctx.deadline;
+                            let clock = metrics::AttemptClock::start();
+                            let run = attempts::caught(handler(ctx));
+                            let finished = match deadline {
+                                Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
+                                None => Some(run.await),
+                            };
+                            call.events().emit(Event::AttemptEnded(clock));
+                            let missed = finished.is_none() && deadline == limits.deadline();
+                            let events = call.events();
+                            let attempt = call.attempt();
+                            let end = match attempts::classified(
+                                contract, attempt, finished, &classify, events, missed,
+                            ) {
+                                Ok(value) => break Ok(value),
+                                Err(end) => end,
+                            };
+                            let failed = attempts::Failed::new(attempt, &end, &retry_after);
+                            let next =
+                                attempts::Policy::new(contract, rt).next(failed, &limits, events);
+                            if let attempts::Next::Stop = next {
+                                break Err(end);
+                            }
+                            (end, next)
+                        };
+                        let events = call.events();
+                        let between = backoff::between(
+                            next,
                             rt,
                             contract,
-                            key,
-                            handler,
-                            classify,
-                            retry_after,
-                            attempt,
-                            _held_key,
-                            permit
-                        )
-                    };
-                }
-                // Bound, then returned, not the block's tail expression: the
-                // tail form compiled to 7 more instructions per call.
-                let end = if waiting::may_apply(inner.limited) {
-                    let limits = waiting::Limits::at_admission(contract, inner.limited);
-                    stages_bounded_by!(limits)
-                } else {
-                    stages_bounded_by!(waiting::Limits::NONE)
+                            &inner.needs,
+                            &mut permit,
+                            call.attempt(),
+                            &limits,
+                            events,
+                        );
+                        match between.await {
+                            Ok(()) => {}
+                            Err(backoff::Interrupted::Last) => break Err(end),
+                            Err(backoff::Interrupted::Refused(refused)) => {
+                                break Err(End::Refused(refused))
+                            }
+                        }
+                        let attempt = call.attempt() + 1;
+                        call.events().emit(Event::Retrying { attempt });
+                    }
                 };
+                // Bound, then returned, not the block's tail expression: the
+                // tail form compiles to more work per call.
                 end
             };
             call.finish(end, chain)
@@ -353,24 +423,4 @@ impl<K: 'static> Bound<K> {
 /// The hint reader of a call that never retries.
 fn no_hint<E>(_: &E) -> Option<Duration> {
     None
-}
-
-impl<K: 'static> BoundInner<K> {
-    /// The event sink of this operation's calls on this thread.
-    #[inline(always)]
-    fn events(&self) -> Events<'_> {
-        self.events_on(self.counters.here())
-    }
-
-    /// The event sink of this operation's calls, counting in `counters`
-    /// (a call takes its thread's shard once, at admission).
-    #[inline(always)]
-    fn events_on<'a>(&'a self, counters: &'a crate::stats::Counters) -> Events<'a> {
-        Events::new(
-            counters,
-            self.contract,
-            #[cfg(feature = "metrics")]
-            &self.metrics,
-        )
-    }
 }

@@ -1,5 +1,5 @@
-//! Bounded waiting and the call's deadline (DESIGN §8.2): the instants a
-//! call's stages must respect, fixed once at admission.
+//! Bounded waiting and the call's deadline: the instants a call's stages
+//! must respect, fixed once at admission.
 //!
 //! - `max_wait = "…"`: one absolute limit, from admission, on the key wait
 //!   **and** the budget wait together (a call that waited 80 ms of a 100 ms
@@ -16,13 +16,14 @@
 //! is dropped (the key table and the arbiter pass the units or the key of a
 //! granted-but-unseen waiter to the next one), so it is never lost.
 //!
-//! Cost: a call of a contract without `max_wait` and `deadline`, while no
-//! `herta::deadline` scope runs anywhere in the process, runs a copy of the
-//! stages with every limit check compiled out ([`may_apply`] picks the copy
-//! at admission: one load and one branch). Otherwise the scope is read
-//! once, the clock once if the contract declares a limit, and no timer is
-//! built unless a limit is set; a wait that queues under a limit allocates
-//! its timer ([`Bounded`]).
+//! Cost: a call of a contract without `max_wait`, `deadline` and
+//! `timeout`, while no `herta::deadline` scope runs anywhere in the
+//! process, takes [`Limits::NONE`] ([`Limits::of_call`] decides with one
+//! load and one branch): no clock read, no timer, and each check is one
+//! test. Otherwise the scope is read once, the clock once if the
+//! contract declares a limit (out of line), and no timer is built unless a
+//! limit is set; a wait that queues under a limit allocates its timer
+//! ([`Bounded`]).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,66 +35,100 @@ use super::ended::Refusal;
 use crate::contract::Contract;
 use crate::error::Busy;
 
-/// The instants one call must respect.
+/// What bounds one call: the instants its waits and attempts must
+/// respect, fixed at admission, or [`NONE`](Self::NONE).
+///
+/// `NONE` is a call nothing bounds: its contract declares no `max_wait`,
+/// `deadline` or `timeout`, and no `herta::deadline` scope runs in the
+/// process. Every check of such a call is one test (of an empty `Option`,
+/// no clock read); an attempt that has only a `timeout` still gets
+/// [`Bounds`], with no instant set, so that one test also says whether an
+/// attempt needs a timer.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
+pub(crate) struct Limits(Option<Bounds>);
+
+/// The instants of a bounded call.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
     /// When the call's deadline passes (contract and scope, the earliest).
-    pub(crate) deadline: Option<Instant>,
+    deadline: Option<Instant>,
     /// When waiting for key and budgets must have ended (`max_wait`).
     max_wait: Option<Instant>,
 }
 
 /// Whether any limit may apply to a call admitted now: its contract
-/// declares `max_wait` or `deadline` (`declared`, stored at bind), or a
-/// [`herta::deadline`](crate::deadline) scope is running somewhere in the
-/// process (one relaxed load; the scope itself is read at admission).
+/// declares `max_wait`, `deadline` or `timeout` (`declared`, stored at
+/// bind), or a [`herta::deadline`](crate::deadline) scope is running
+/// somewhere in the process (one relaxed load; the scope itself is read at
+/// admission).
 #[inline(always)]
-pub(crate) fn may_apply(declared: bool) -> bool {
+fn may_apply(declared: bool) -> bool {
     declared || crate::deadline::any_scope_running()
 }
 
 impl Limits {
-    /// No limit: a call that [`may_apply`] ruled out.
-    pub(crate) const NONE: Limits = Limits {
-        deadline: None,
-        max_wait: None,
-    };
+    /// Nothing bounds the call: one that [`may_apply`] ruled out.
+    pub(crate) const NONE: Limits = Limits(None);
 
     /// The limits of a call of `contract` admitted now; `declared` is
-    /// [`declared_by`](Self::declared_by)`(contract)`.
+    /// [`declared_by`](Self::declared_by)`(contract)`: [`NONE`](Self::NONE)
+    /// unless a limit [`may_apply`].
     #[inline(always)]
-    pub(crate) fn at_admission(contract: &Contract, declared: bool) -> Self {
+    pub(crate) fn of_call(contract: &Contract, declared: bool) -> Self {
+        if may_apply(declared) {
+            Self::at_admission(contract)
+        } else {
+            Self::NONE
+        }
+    }
+
+    /// Whether `contract` declares `max_wait`, `deadline` or `timeout`
+    /// (stored at bind, so that a call of a contract without them tests one
+    /// flag).
+    pub(crate) fn declared_by(contract: &Contract) -> bool {
+        contract.max_wait().is_some()
+            || contract.deadline().is_some()
+            || contract.timeout().is_some()
+    }
+
+    /// The limits of a call of `contract` admitted now, when a limit may
+    /// apply: the scope's deadline, and the clock read once if the contract
+    /// declares `max_wait` or `deadline`.
+    #[inline(never)]
+    fn at_admission(contract: &Contract) -> Self {
         let scope = crate::deadline::current_deadline();
-        if !declared {
-            return Limits {
+        if contract.max_wait().is_none() && contract.deadline().is_none() {
+            return Limits(Some(Bounds {
                 deadline: scope,
                 max_wait: None,
-            };
+            }));
         }
-        Self::declared(contract, scope)
-    }
-
-    /// Whether `contract` declares `max_wait` or `deadline` (stored at bind,
-    /// so that a call of a contract without them tests one flag).
-    pub(crate) fn declared_by(contract: &Contract) -> bool {
-        contract.max_wait().is_some() || contract.deadline().is_some()
-    }
-
-    /// The limits of a contract that declares `max_wait` or `deadline`.
-    #[inline(never)]
-    fn declared(contract: &Contract, scope: Option<Instant>) -> Self {
         let now = Instant::now();
         let own = contract.deadline().map(|d| now + d);
-        Limits {
+        Limits(Some(Bounds {
             deadline: earliest(own, scope),
             max_wait: contract.max_wait().map(|w| now + w),
-        }
+        }))
+    }
+
+    /// Whether anything bounds the call (then each attempt computes its
+    /// deadline).
+    #[inline(always)]
+    pub(crate) fn any(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// When the call's deadline passes (contract and scope, the earliest).
+    #[inline(always)]
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.0.and_then(|bounds| bounds.deadline)
     }
 
     /// When waiting must end, if ever.
     #[inline]
     pub(crate) fn wait_until(&self) -> Option<Instant> {
-        earliest(self.deadline, self.max_wait)
+        self.0
+            .and_then(|bounds| earliest(bounds.deadline, bounds.max_wait))
     }
 
     /// Why a wait that ran out at [`wait_until`](Self::wait_until) ends:
@@ -101,7 +136,10 @@ impl Limits {
     /// `max_wait`, throttled on what `busy` names.
     #[cold]
     pub(crate) fn expired(&self, busy: impl FnOnce() -> Busy) -> Refusal {
-        match (self.deadline, self.max_wait) {
+        let (deadline, max_wait) = self
+            .0
+            .map_or((None, None), |bounds| (bounds.deadline, bounds.max_wait));
+        match (deadline, max_wait) {
             (Some(deadline), Some(max_wait)) if max_wait < deadline => Refusal::Throttled(busy()),
             (Some(_), _) => Refusal::DeadlineExceeded,
             (None, _) => Refusal::Throttled(busy()),
@@ -111,10 +149,19 @@ impl Limits {
     /// Whether the deadline has passed, so that no attempt may start.
     #[inline(always)]
     pub(crate) fn passed(&self) -> bool {
-        match self.deadline {
-            Some(deadline) => Instant::now() >= deadline,
+        match self.0 {
+            Some(bounds) => bounds.passed(),
             None => false,
         }
+    }
+}
+
+impl Bounds {
+    /// Whether the deadline has passed.
+    #[inline]
+    fn passed(&self) -> bool {
+        self.deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
     }
 }
 
@@ -146,10 +193,9 @@ pin_project_lite::pin_project! {
     /// A future type, not an `async fn`: an `async fn` taking a future
     /// keeps it twice in its state (as its argument and as what it awaits).
     /// The bounded wait is boxed (one allocation per wait that queues with a
-    /// limit, beside the timer it registers): inline, tokio's `Sleep` made
-    /// every call's future 112 bytes larger (672 → 560 bytes,
-    /// `future_size`), which every queued call pays in memory, bounded or
-    /// not.
+    /// limit, beside the timer it registers): inline, tokio's `Sleep` would
+    /// make every call's future larger, which every queued call pays in
+    /// memory, bounded or not.
     #[project = BoundedProj]
     pub(crate) enum Bounded<F> {
         Unbounded { #[pin] wait: F },

@@ -1,5 +1,4 @@
-//! The delay before a retry: capped exponential backoff with jitter
-//! (DESIGN §8.3).
+//! The delay before a retry: capped exponential backoff with jitter.
 //!
 //! The delay before attempt `n + 1`, after `n ≥ 1` failed attempts, is
 //! `d = min(cap, base · 2^(n-1))`, then jittered:

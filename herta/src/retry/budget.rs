@@ -1,5 +1,5 @@
 //! The runtime-wide retry budget: retries may be at most a fraction of
-//! recent first attempts, plus a small constant reserve (DESIGN §8.3).
+//! recent first attempts, plus a small constant reserve.
 //!
 //! Semantics are those of tower's `TpsBudget` and Finagle's `RetryBudget`:
 //! every first attempt deposits `ratio` tokens; every retry withdraws one; a
@@ -149,6 +149,29 @@ pub(crate) struct Token {
     rotations: u64,
 }
 
+/// A token withdrawn for the next attempt: refunded when dropped, unless
+/// [`spend`](Self::spend) said that attempt started.
+#[derive(Debug)]
+pub(crate) struct Withdrawal<'a> {
+    bucket: &'a Bucket,
+    token: Option<Token>,
+}
+
+impl Withdrawal<'_> {
+    /// The attempt the token was withdrawn for starts: it is spent.
+    pub(crate) fn spend(mut self) {
+        self.token = None;
+    }
+}
+
+impl Drop for Withdrawal<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            self.bucket.refund(token);
+        }
+    }
+}
+
 impl Bucket {
     pub(crate) fn new(budget: &RetryBudget) -> Self {
         Bucket {
@@ -196,6 +219,15 @@ impl Bucket {
         Some(Token {
             slot: current,
             rotations: slots.rotations,
+        })
+    }
+
+    /// A token for the next attempt, refunded unless that attempt starts
+    /// ([`Withdrawal::spend`]); `None` if the balance has none.
+    pub(crate) fn withdrawal(&self) -> Option<Withdrawal<'_>> {
+        self.take().map(|token| Withdrawal {
+            bucket: self,
+            token: Some(token),
         })
     }
 
