@@ -2,7 +2,7 @@
 """Build cost per operation: how much longer a crate of N operations takes to
 rebuild than the same crate with N plain async fns.
 
-    python3 benches/build-cost/build_cost.py [--n 200] [--runs 2] [--profiles release,debug]
+    python3 benches/build-cost/build_cost.py [--n 200] [--runs 2] [--profiles release,debug,debug-full]
                                              [--herta PATH] [--work DIR]
 
 Writes a throwaway workspace under `target/build-cost/` (two binaries, `ops`
@@ -14,7 +14,10 @@ and prints, per profile, the fastest rebuild of each and
     ms per operation = (t_ops - t_plain) / N
 
 both in wall-clock time and in CPU time (cargo and rustc, all threads: steadier
-than the wall clock on a machine other jobs share).
+than the wall clock on a machine other jobs share). Profiles: `release`;
+`debug`, cargo's default (incremental: the rebuild after a touch, as a
+developer sees it); `debug-full`, debug without incremental compilation (the
+crate compiled whole, as in CI).
 
 `ops` declares N distinct operations, each `effect = Idempotent`, one budget
 (`db` = 1 unit), `retry(on = Transient, max = 3)`, `timeout = "1s"` and
@@ -127,6 +130,11 @@ def cargo(profile, package):
     if profile == "release":
         cmd.append("--release")
     env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(WORK, "target"))
+    # `debug-full`: the debug profile without incremental compilation, so
+    # that the touched crate is compiled whole (as CI and release do).
+    env["CARGO_INCREMENTAL"] = "0" if profile == "debug-full" else "1"
+    if profile == "release":
+        env["CARGO_INCREMENTAL"] = "0"
     env.pop("RUSTFLAGS", None)
     result = subprocess.run(cmd, cwd=WORK, env=env)
     if result.returncode != 0:
@@ -154,7 +162,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="operations (default 200)")
     parser.add_argument("--runs", type=int, default=2, help="rebuilds of each (default 2)")
-    parser.add_argument("--profiles", default="release,debug", help="release,debug")
+    parser.add_argument(
+        "--profiles", default="release,debug,debug-full", help="release,debug,debug-full"
+    )
     parser.add_argument(
         "--herta",
         default=os.path.join(ROOT, "herta"),

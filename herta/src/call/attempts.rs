@@ -4,7 +4,7 @@
 //!
 //! One attempt is three steps: [`context`] (its `Context`, the timeout
 //! starting now), the handler's future with its panic [`caught`], awaited
-//! under that timeout, and [`classified`] (how it ended, each event
+//! [`timed`] by that timeout, and [`classified`] (how it ended, each event
 //! reported).
 //!
 //! As in tower's `retry` middleware, the decision (is this end tried again,
@@ -18,7 +18,7 @@
 //! `DeadlineExceeded` (classified like a timeout), never retried; nor does a
 //! retry start once the deadline has passed, or sleep past it.
 //!
-//! Only [`caught`], [`classified`] and [`Failed::new`] depend on the handler's
+//! Only [`caught`], [`timed`], [`classified`] and [`Failed::new`] depend on the handler's
 //! types; the rest is compiled once, and what runs only after a failure is
 //! out of line.
 //!
@@ -28,11 +28,13 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::future::CatchUnwind;
 use futures_util::FutureExt;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use super::ended::End;
 use super::waiting::{earliest, needs_timers, Limits};
@@ -58,7 +60,10 @@ pub(crate) fn first(rt: &Inner, contract: &Contract) {
 /// All attempts a call of `contract` may make, the first included.
 #[inline]
 fn max_attempts(contract: &Contract) -> u32 {
-    contract.max_attempts().max(1)
+    match contract.max_attempts() {
+        0 => 1,
+        n => n,
+    }
 }
 
 /// The context of attempt number `attempt`, its timeout starting now; its
@@ -70,7 +75,7 @@ pub(crate) fn context(contract: &'static Contract, attempt: u32, limits: &Limits
         attempt,
         max_attempts: max_attempts(contract),
         deadline: if limits.any() {
-            timed(contract, limits.deadline())
+            attempt_deadline(contract, limits.deadline())
         } else {
             None
         },
@@ -81,7 +86,7 @@ pub(crate) fn context(contract: &'static Contract, attempt: u32, limits: &Limits
 /// of its `timeout` and the call's `deadline`, checking once that tokio's
 /// timers are there when it has one.
 #[inline(never)]
-fn timed(contract: &Contract, deadline: Option<Instant>) -> Option<Instant> {
+fn attempt_deadline(contract: &Contract, deadline: Option<Instant>) -> Option<Instant> {
     let timeout = contract.timeout().map(|t| Instant::now() + t);
     let at = earliest(timeout, deadline);
     if at.is_some() {
@@ -98,17 +103,70 @@ fn timed(contract: &Contract, deadline: Option<Instant>) -> Option<Instant> {
 }
 
 /// One attempt's future: `handler`'s, its panic caught. The call awaits
-/// it under the attempt's deadline, if it has one (`timeout_at`, in the
-/// call's own state machine: a future type choosing between the two would
-/// be built apart and then moved into the call's state, timer and all).
+/// it [`timed`] when the attempt has a deadline, else as it is: two await
+/// points in the call's state machine, so that an untimed attempt carries
+/// no timer, and no test for one.
 #[inline(always)]
 pub(crate) fn caught<Fut: Future>(handler: Fut) -> CatchUnwind<AssertUnwindSafe<Fut>> {
     AssertUnwindSafe(handler).catch_unwind()
 }
 
-/// How attempt number `attempt` ended (`None`: it timed out, or with
-/// `missed` the call's deadline passed): its value, its failure classified,
-/// its timeout, or its panic.
+/// `attempt` until `deadline`: `None` if the deadline came first.
+#[inline(always)]
+pub(crate) fn timed<F: Future>(attempt: F, deadline: Instant) -> Timed<F> {
+    Timed {
+        attempt,
+        timer: tokio::time::sleep_until(deadline),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`timed`]'s future: `tokio::time::timeout_at`'s rule (the attempt
+    /// is polled first, so a value ready at the deadline is used), with the
+    /// timer polled out of line, so that its code is compiled once, not
+    /// once per operation.
+    pub(crate) struct Timed<F> {
+        #[pin]
+        attempt: F,
+        #[pin]
+        timer: Sleep,
+    }
+}
+
+impl<F: Future> Future for Timed<F> {
+    type Output = Option<F::Output>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(output) = this.attempt.poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        if expired(this.timer, cx) {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Whether an attempt's `timer` has fired. As in `timeout_at`, an attempt
+/// that used up the task's cooperative budget does not keep the timer from
+/// being seen: it is then polled unconstrained.
+#[inline(never)]
+fn expired(timer: Pin<&mut Sleep>, cx: &mut std::task::Context<'_>) -> bool {
+    if tokio::task::coop::has_budget_remaining() {
+        timer.poll(cx).is_ready()
+    } else {
+        Pin::new(&mut tokio::task::coop::unconstrained(timer))
+            .poll(cx)
+            .is_ready()
+    }
+}
+
+/// How attempt number `attempt`, run until `deadline`, ended (`None`: it
+/// was dropped at that deadline: its timeout, or the call's deadline in
+/// `limits`): its value, its failure classified, its timeout, or its panic.
 #[inline(always)]
 pub(crate) fn classified<T: HandlerOutput>(
     contract: &'static Contract,
@@ -116,7 +174,7 @@ pub(crate) fn classified<T: HandlerOutput>(
     finished: Option<std::thread::Result<T>>,
     classify: impl Fn(&T::Err) -> Outcome,
     events: Events<'_>,
-    missed: bool,
+    (deadline, limits): (Option<Instant>, &Limits),
 ) -> Result<T::Ok, End<T::Err>> {
     match finished {
         Some(Ok(output)) => output.into_result().map_err(|source| End::Failed {
@@ -127,7 +185,7 @@ pub(crate) fn classified<T: HandlerOutput>(
         // Counted (`panicked`) when the call ends, after it released what it
         // held: that count is also the call's count out of the gate.
         Some(Err(panic)) => Err(End::Panicked { attempt, panic }),
-        None => Err(match ran_out(contract, attempt, events, missed) {
+        None => Err(match ran_out(contract, attempt, events, deadline, limits) {
             (outcome, true) => End::DeadlineExceeded {
                 outcome,
                 attempts: attempt,
@@ -148,11 +206,17 @@ fn failed(outcome: Outcome, attempt: u32, events: Events<'_>) -> Outcome {
     outcome
 }
 
-/// An attempt dropped at its limit: what that means for the effect, and
-/// whether it was the call's deadline (`missed`; else its timeout,
-/// reported).
+/// An attempt dropped at its `deadline`: what that means for the effect,
+/// and whether it was the call's deadline (else its timeout, reported).
 #[inline(never)]
-fn ran_out(contract: &Contract, attempt: u32, events: Events<'_>, missed: bool) -> (Outcome, bool) {
+fn ran_out(
+    contract: &Contract,
+    attempt: u32,
+    events: Events<'_>,
+    deadline: Option<Instant>,
+    limits: &Limits,
+) -> (Outcome, bool) {
+    let missed = deadline == limits.deadline();
     let outcome = contract.effect().timeout_outcome();
     if !missed {
         events.emit(Event::TimedOut { outcome, attempt });
@@ -171,19 +235,22 @@ pub(crate) struct Failed {
 
 impl Failed {
     /// Reads `end`, the end of attempt number `attempt`, with `hint`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new<E>(
         attempt: u32,
         end: &End<E>,
         hint: impl Fn(&E) -> Option<Duration>,
     ) -> Self {
+        let (outcome, hint) = match end {
+            End::Failed {
+                outcome, source, ..
+            } => (Some(*outcome), hint(source)),
+            end => (end.failure(), None),
+        };
         Failed {
             attempt,
-            outcome: end.failure(),
-            hint: match end {
-                End::Failed { source, .. } => hint(source),
-                _ => None,
-            },
+            outcome,
+            hint,
         }
     }
 }

@@ -98,6 +98,12 @@ pub(crate) fn between<'a: 'w, 'w>(
     }
 }
 
+/// Reports that attempt number `attempt`, a retry, starts.
+#[inline(never)]
+pub(crate) fn retrying(events: Events<'_>, attempt: u32) {
+    events.emit(Event::Retrying { attempt });
+}
+
 /// [`between`]'s wait: a few words in the call's state (the sleep, when
 /// there is one, is boxed). Dropping it refunds a withdrawn retry token.
 pub(crate) struct Between<'a, 'w> {

@@ -87,6 +87,7 @@ impl<E> From<Refusal> for End<E> {
 /// and the `outcome` label of the `metrics` feature (see `herta::trace` and
 /// `herta::metrics`).
 #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+#[inline(never)]
 pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
     match end {
         Ok(_) => "success",
@@ -115,8 +116,9 @@ pub(crate) fn count<T, E>(end: &Result<T, End<E>>, events: Events<'_>) {
     }
 }
 
-/// [`count`] of a call that ended without a value.
-#[inline]
+/// [`count`] of a call that ended without a value. Out of line (once per
+/// error type, not per operation): no call that succeeds comes here.
+#[inline(never)]
 fn count_error<E>(end: &End<E>, events: Events<'_>) {
     match end {
         End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => {
@@ -157,8 +159,9 @@ pub(crate) fn result<T, E, S: ErrorSource<E>>(
     }
 }
 
-/// The caller's error of a call that ended with `end`.
-#[inline]
+/// The caller's error of a call that ended with `end`. Out of line (once
+/// per error type, not per operation): no call that succeeds comes here.
+#[inline(never)]
 fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Error<E> {
     let operation = contract.operation();
     match end {

@@ -34,8 +34,7 @@
 //! wait is a future, built only when it waits. Bounded waiting and the
 //! call's deadline are [`waiting`]'s [`Limits`](waiting::Limits): fixed at
 //! admission, they bound the key and budget waits and every attempt; a
-//! call no limit can apply to gets [`Limits::NONE`](waiting::Limits::NONE),
-//! so each check is one test.
+//! call no limit can apply to has none, so each check is one test.
 //!
 //! The block is compiled once per operation (it calls the handler), so only
 //! what depends on the handler's types is generic: calling it, classifying
@@ -368,15 +367,19 @@ impl<K: 'static> Bound<K> {
                             let clock = metrics::AttemptClock::start();
                             let run = attempts::caught(handler(ctx));
                             let finished = match deadline {
-                                Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),
+                                Some(deadline) => attempts::timed(run, deadline).await,
                                 None => Some(run.await),
                             };
                             call.events().emit(Event::AttemptEnded(clock));
-                            let missed = finished.is_none() && deadline == limits.deadline();
                             let events = call.events();
                             let attempt = call.attempt();
                             let end = match attempts::classified(
-                                contract, attempt, finished, &classify, events, missed,
+                                contract,
+                                attempt,
+                                finished,
+                                &classify,
+                                events,
+                                (deadline, &limits),
                             ) {
                                 Ok(value) => break Ok(value),
                                 Err(end) => end,
@@ -407,8 +410,7 @@ impl<K: 'static> Bound<K> {
                                 break Err(End::Refused(refused))
                             }
                         }
-                        let attempt = call.attempt() + 1;
-                        call.events().emit(Event::Retrying { attempt });
+                        backoff::retrying(call.events(), call.attempt() + 1);
                     }
                 };
                 // Bound, then returned, not the block's tail expression: the

@@ -18,7 +18,7 @@
 //!
 //! Cost: a call of a contract without `max_wait`, `deadline` and
 //! `timeout`, while no `herta::deadline` scope runs anywhere in the
-//! process, takes [`Limits::NONE`] ([`Limits::of_call`] decides with one
+//! process, has no [`Limits`] ([`Limits::of_call`] decides with one
 //! load and one branch): no clock read, no timer, and each check is one
 //! test. Otherwise the scope is read once, the clock once if the
 //! contract declares a limit (out of line), and no timer is built unless a
@@ -36,9 +36,9 @@ use crate::contract::Contract;
 use crate::error::Busy;
 
 /// What bounds one call: the instants its waits and attempts must
-/// respect, fixed at admission, or [`NONE`](Self::NONE).
+/// respect, fixed at admission, or none.
 ///
-/// `NONE` is a call nothing bounds: its contract declares no `max_wait`,
+/// None is a call nothing bounds: its contract declares no `max_wait`,
 /// `deadline` or `timeout`, and no `herta::deadline` scope runs in the
 /// process. Every check of such a call is one test (of an empty `Option`,
 /// no clock read); an attempt that has only a `timeout` still gets
@@ -67,18 +67,17 @@ fn may_apply(declared: bool) -> bool {
 }
 
 impl Limits {
-    /// Nothing bounds the call: one that [`may_apply`] ruled out.
-    pub(crate) const NONE: Limits = Limits(None);
-
     /// The limits of a call of `contract` admitted now; `declared` is
-    /// [`declared_by`](Self::declared_by)`(contract)`: [`NONE`](Self::NONE)
-    /// unless a limit [`may_apply`].
+    /// [`declared_by`](Self::declared_by)`(contract)`: none unless a limit
+    /// [`may_apply`].
     #[inline(always)]
     pub(crate) fn of_call(contract: &Contract, declared: bool) -> Self {
         if may_apply(declared) {
             Self::at_admission(contract)
         } else {
-            Self::NONE
+            // Not a constant: a constant is copied whole, where `None` is one
+            // store of its niche.
+            Limits(None)
         }
     }
 
