@@ -3,24 +3,31 @@
 //!
 //! An admitted call is an [`Admitted`] guard, and [`Admitted::finish`] is the
 //! one place a call is marked complete (and counted by how it ended). The
-//! counter a call ends in is its count out of the gate (`gate.rs`), so it is
-//! bumped last, once the call holds nothing: by `finish` after the stages
-//! released the key and budgets, or by the guard's drop; whichever counted
-//! it then exits the gate (which may wake a drain): `finish` itself, and
-//! the drop only for a call that did not finish. A drop before `finish` is
-//! a cancellation, or, while the thread panics, a panic (counted
-//! `panicked`).
+//! guard also holds what the later stages take, the key and the budgets
+//! ([`held`](Admitted::held)), so that it alone releases them, in reverse
+//! order, before the call's count. The counter a call ends in is its count
+//! out of the gate (`gate.rs`), so it is bumped last, once the call holds
+//! nothing: by `finish`, or by the guard's drop; whichever counted it then
+//! exits the gate (which may wake a drain): `finish` itself, and the drop
+//! only for a call that did not finish. A drop before `finish` is a
+//! cancellation, or, while the thread panics, a panic (counted `panicked`).
 //!
 //! Cancel safety: admission never waits. Dropping the call future at any
-//! later point drops the guard after the later stages have released their
-//! key and budgets, so the drain sees the call out only once it holds
-//! nothing.
+//! later point drops the guard, which releases the budgets and the key
+//! first, so the drain sees the call out only once it holds nothing. The
+//! guard is the call's only local that holds anything, so a dropped call's
+//! clean-up is one function, compiled once, not once per operation.
+
+use std::mem::ManuallyDrop;
 
 use super::bound::BoundInner;
 use super::ended::{self, End, Refusal};
+use super::table_key::TableKey;
 use crate::__private::ErrorSource;
+use crate::arbiter::Permit;
 use crate::error::Error;
 use crate::events::{Event, Events};
+use crate::keys::KeyGuard;
 use crate::stats::Counters;
 use crate::trace::{Ending, Stage};
 
@@ -31,6 +38,10 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// Where the call's events go (the counters' shard of the thread that
     /// admitted it, taken once).
     counters: &'a Counters,
+    /// What the stages took. Released by `finish`, or by the guard's drop
+    /// (out of line): never by drop glue of its own (so none is compiled
+    /// into each operation's call).
+    held: ManuallyDrop<Held<'a, K>>,
     /// How far `finish` got: what the guard's drop has left to do.
     progress: Progress,
     /// What the call's span records when it ends.
@@ -39,6 +50,24 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// `attempts`, a panic's attempt number, and the number the stages
     /// read (the call keeps no other).
     attempt: u32,
+}
+
+/// What a call's stages took and hold until the call ends.
+pub(crate) struct Held<'a, K: 'static> {
+    /// The call's key (`serialize_by`), once taken.
+    pub(crate) key: Option<KeyGuard<'a, TableKey<K>>>,
+    /// The call's budgets while it holds them (`None` while it waits for
+    /// them, during a backoff sleep, and after a refused re-acquisition).
+    pub(crate) permit: Option<Permit<'a>>,
+}
+
+impl<K> Held<'_, K> {
+    /// Releases the budgets, then the key.
+    #[inline(always)]
+    fn release(&mut self) {
+        self.permit = None;
+        self.key = None;
+    }
 }
 
 /// How far [`Admitted::finish`] got, so what the guard's drop has left to
@@ -71,6 +100,10 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
     Ok(Admitted {
         bound,
         counters,
+        held: ManuallyDrop::new(Held {
+            key: None,
+            permit: None,
+        }),
         progress: Progress::Running,
         ending,
         attempt: 0,
@@ -82,6 +115,12 @@ impl<'a, K> Admitted<'a, K> {
     #[inline(always)]
     pub(crate) fn events(&self) -> Events<'a> {
         self.bound.events_on(self.counters)
+    }
+
+    /// What the stages took: they assign the key and the permit here.
+    #[inline(always)]
+    pub(crate) fn held(&mut self) -> &mut Held<'a, K> {
+        &mut self.held
     }
 
     /// The attempt running or last run (0 before the first).
@@ -97,8 +136,8 @@ impl<'a, K> Admitted<'a, K> {
         self.attempt
     }
 
-    /// Marks the call complete, counts it out of the gate and gives the
-    /// caller its result (a handler's panic resumes here, the call already
+    /// Releases what the call holds (budgets, then key), marks the call
+    /// complete, counts it out of the gate and gives the caller its result (a handler's panic resumes here, the call already
     /// counted out as finished, not cancelled). The guard's drop then does
     /// nothing.
     ///
@@ -115,6 +154,7 @@ impl<'a, K> Admitted<'a, K> {
         end: Result<T, End<E>>,
         chain: S,
     ) -> Result<T, Error<E>> {
+        self.held.release();
         self.ending.end_with(|| ended::label(&end), self.attempt);
         // From here the call's ending is counted before anything else can
         // panic (`Events::emit` counts first); a panic before this point
@@ -132,22 +172,33 @@ impl<'a, K> Admitted<'a, K> {
 }
 
 impl<K> Admitted<'_, K> {
-    /// The call ended before `finish`: dropped by its caller (cancelled),
-    /// or unwound by a panic — one in code herta runs for it (the error
-    /// type's `Classify`, a key's `Hash` or `Eq`), or the caller's own,
-    /// unwinding through the awaiting task. Out of line: a call that
-    /// finishes never comes here.
+    /// The call ended before `finish` (`Running`), or a subscriber or
+    /// recorder panicked in it after the count (`Counted`): releases what it
+    /// holds, counts the call cancelled (or panicked) if it is still
+    /// running, then exits the gate.
+    ///
+    /// A call that is dropped unfinished was dropped by its caller
+    /// (cancelled), or unwound by a panic — one in code herta runs for it
+    /// (the error type's `Classify`, a key's `Hash` or `Eq`), or the
+    /// caller's own, unwinding through the awaiting task. Out of line: a
+    /// call that finishes never comes here.
     #[cold]
     #[inline(never)]
     fn ended_unfinished(&mut self) {
-        if std::thread::panicking() {
-            self.ending.end("panicked", self.attempt);
-            let attempt = self.attempt;
-            self.events().emit(Event::Panicked { attempt });
-        } else {
-            self.ending.end("cancelled", self.attempt);
-            self.events().emit(Event::Cancelled);
+        self.held.release();
+        if let Progress::Running = self.progress {
+            if std::thread::panicking() {
+                self.ending.end("panicked", self.attempt);
+                let attempt = self.attempt;
+                self.events().emit(Event::Panicked { attempt });
+            } else {
+                self.ending.end("cancelled", self.attempt);
+                self.events().emit(Event::Cancelled);
+            }
         }
+        // The call's ending is counted (by `finish`, or just above): it is
+        // out of the gate's count, which may wake the drain.
+        self.bound.runtime.inner.gate.exited();
     }
 }
 
@@ -157,11 +208,6 @@ impl<K> Drop for Admitted<'_, K> {
         if let Progress::Exited = self.progress {
             return;
         }
-        if let Progress::Running = self.progress {
-            self.ended_unfinished();
-        }
-        // The call's ending is counted (by `finish`, or just above): it is
-        // out of the gate's count, which may wake the drain.
-        self.bound.runtime.inner.gate.exited();
+        self.ended_unfinished();
     }
 }

@@ -277,145 +277,117 @@ impl<K: 'static> Bound<K> {
                     return ended::result(end, contract, chain);
                 }
             };
-            let end = {
-                // What the stages hold: assigned on each path, not set to `None`
-                // first (overwriting one drops the old value, a check on every
-                // call), and dropped at the end of this block, the permit first:
-                // before the call finishes.
-                let _held_key;
-                let mut permit;
-                let end = 'stages: {
-                    let admission = contract.admission();
-                    let limits = waiting::Limits::of_call(contract, inner.limited);
-                    // 2. The key.
-                    _held_key = match (&inner.keys, key) {
-                        (Some(table), Some(value)) => {
-                            let key = TableKey {
-                                key: value,
-                                ops: inner.key_ops,
-                            };
-                            let held = match admission {
-                                Admission::Reject => {
-                                    key::try_acquire(table, key, contract, inner.describe_key)
-                                }
-                                Admission::Wait => {
-                                    let events = call.events();
-                                    key::wait(
-                                        table,
-                                        key,
-                                        events,
-                                        &limits,
-                                        contract,
-                                        inner.describe_key,
-                                    )
-                                    .await
-                                }
-                            };
-                            match held {
-                                Ok(guard) => Some(guard),
-                                Err(refused) => break 'stages Err(End::Refused(refused)),
+            // What the stages take (key, permit) is held by `call`, which
+            // releases it when the call finishes or is dropped.
+            let end = 'stages: {
+                let admission = contract.admission();
+                let limits = waiting::Limits::of_call(contract, inner.limited);
+                // 2. The key.
+                call.held().key = match (&inner.keys, key) {
+                    (Some(table), Some(value)) => {
+                        let key = TableKey {
+                            key: value,
+                            ops: inner.key_ops,
+                        };
+                        let held = match admission {
+                            Admission::Reject => {
+                                key::try_acquire(table, key, contract, inner.describe_key)
                             }
-                        }
-                        _ => None,
-                    };
-                    // 3. The budgets. The try's result is matched in a statement
-                    // of its own, so that the call's state does not keep it
-                    // across the wait.
-                    let busy = match budgets::try_acquire(rt, &inner.needs) {
-                        Ok(taken) => {
-                            permit = Some(taken);
-                            None
-                        }
-                        Err(error) => {
-                            // Set on this path too, so that `permit` is assigned
-                            // on every path the compiler can follow past the wait.
-                            permit = None;
-                            Some(error)
-                        }
-                    };
-                    if let Some(error) = busy {
-                        let events = call.events();
-                        match budgets::contended(
-                            rt,
-                            &inner.needs,
-                            error,
-                            admission,
-                            events,
-                            &limits,
-                        )
-                        .await
-                        {
-                            Ok(taken) => permit = Some(taken),
+                            Admission::Wait => {
+                                let events = call.events();
+                                key::wait(table, key, events, &limits, contract, inner.describe_key)
+                                    .await
+                            }
+                        };
+                        match held {
+                            Ok(guard) => Some(guard),
                             Err(refused) => break 'stages Err(End::Refused(refused)),
                         }
                     }
-                    if limits.passed() {
-                        break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
-                    }
-                    // 4. The attempts, and 5. between them.
-                    call.events().emit(Event::Started);
-                    attempts::first(rt, contract);
-                    loop {
-                        // One attempt. Its locals end with this block, before the
-                        // backoff's await: a local stays in the call's state
-                        // across an await while its scope lasts, even once moved
-                        // from.
-                        let (end, next) = {
-                            let attempt = call.next_attempt();
-                            let ctx = attempts::context(contract, attempt, &limits);
-                            let deadline = ctx.deadline;
-                            let clock = metrics::AttemptClock::start();
-                            let run = attempts::caught(handler(ctx));
-                            let finished = match deadline {
-                                Some(deadline) => attempts::timed(run, deadline).await,
-                                None => Some(run.await),
-                            };
-                            call.events().emit(Event::AttemptEnded(clock));
-                            let events = call.events();
-                            let attempt = call.attempt();
-                            let end = match attempts::classified(
-                                contract,
-                                attempt,
-                                finished,
-                                &classify,
-                                events,
-                                (deadline, &limits),
-                            ) {
-                                Ok(value) => break Ok(value),
-                                Err(end) => end,
-                            };
-                            let failed = attempts::Failed::new(attempt, &end, &retry_after);
-                            let next =
-                                attempts::Policy::new(contract, rt).next(failed, &limits, events);
-                            if let attempts::Next::Stop = next {
-                                break Err(end);
-                            }
-                            (end, next)
-                        };
-                        let events = call.events();
-                        let between = backoff::between(
-                            next,
-                            rt,
-                            contract,
-                            &inner.needs,
-                            &mut permit,
-                            call.attempt(),
-                            &limits,
-                            events,
-                        );
-                        match between.await {
-                            Ok(()) => {}
-                            Err(backoff::Interrupted::Last) => break Err(end),
-                            Err(backoff::Interrupted::Refused(refused)) => {
-                                break Err(End::Refused(refused))
-                            }
-                        }
-                        backoff::retrying(call.events(), call.attempt() + 1);
-                    }
+                    _ => None,
                 };
-                // Bound, then returned, not the block's tail expression: the
-                // tail form compiles to more work per call.
-                end
+                // 3. The budgets. The try's result is matched in a statement
+                // of its own, so that the call's state does not keep it
+                // across the wait.
+                let busy = match budgets::try_acquire(rt, &inner.needs) {
+                    Ok(taken) => {
+                        call.held().permit = Some(taken);
+                        None
+                    }
+                    Err(error) => Some(error),
+                };
+                if let Some(error) = busy {
+                    let events = call.events();
+                    match budgets::contended(rt, &inner.needs, error, admission, events, &limits)
+                        .await
+                    {
+                        Ok(taken) => call.held().permit = Some(taken),
+                        Err(refused) => break 'stages Err(End::Refused(refused)),
+                    }
+                }
+                if limits.passed() {
+                    break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
+                }
+                // 4. The attempts, and 5. between them.
+                call.events().emit(Event::Started);
+                attempts::first(rt, contract);
+                loop {
+                    // One attempt. Its locals end with this block, before the
+                    // backoff's await: a local stays in the call's state
+                    // across an await while its scope lasts, even once moved
+                    // from.
+                    let (end, next) = {
+                        let attempt = call.next_attempt();
+                        let ctx = attempts::context(contract, attempt, &limits);
+                        let deadline = ctx.deadline;
+                        let clock = metrics::AttemptClock::start();
+                        let run = attempts::caught(handler(ctx));
+                        let finished = match deadline {
+                            Some(deadline) => attempts::timed(run, deadline).await,
+                            None => Some(run.await),
+                        };
+                        call.events().emit(Event::AttemptEnded(clock));
+                        let events = call.events();
+                        let attempt = call.attempt();
+                        let end = match attempts::classified(
+                            contract,
+                            attempt,
+                            finished,
+                            &classify,
+                            events,
+                            (deadline, &limits),
+                        ) {
+                            Ok(value) => break Ok(value),
+                            Err(end) => end,
+                        };
+                        let failed = attempts::Failed::new(attempt, &end, &retry_after);
+                        let next =
+                            attempts::Policy::new(contract, rt).next(failed, &limits, events);
+                        if let attempts::Next::Stop = next {
+                            break Err(end);
+                        }
+                        (end, next)
+                    };
+                    let (events, attempt) = (call.events(), call.attempt());
+                    let between = backoff::between(
+                        next,
+                        rt,
+                        contract,
+                        &inner.needs,
+                        &mut call.held().permit,
+                        attempt,
+                        &limits,
+                        events,
+                    );
+                    match between.await {
+                        Ok(()) => {}
+                        Err(backoff::Interrupted::Last) => break Err(end),
+                        Err(backoff::Interrupted::Refused(refused)) => {
+                            break Err(End::Refused(refused))
+                        }
+                    }
+                    backoff::retrying(events, attempt + 1);
+                }
             };
             call.finish(end, chain)
         }
