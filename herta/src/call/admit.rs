@@ -28,6 +28,7 @@ use crate::arbiter::Permit;
 use crate::error::Error;
 use crate::events::{Event, Events};
 use crate::keys::KeyGuard;
+use crate::metrics::AttemptClock;
 use crate::stats::Counters;
 use crate::trace::{Ending, Stage};
 
@@ -129,6 +130,20 @@ impl<'a, K> Admitted<'a, K> {
         self.attempt
     }
 
+    /// Reports that the first attempt starts (the key and budgets held).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub(crate) fn started(&self) {
+        self.events().emit(Event::Started);
+    }
+
+    /// Reports that an attempt ended (its duration, with `metrics`).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub(crate) fn attempt_ended(&self, clock: AttemptClock) {
+        self.events().emit(Event::AttemptEnded(clock));
+    }
+
     /// The next attempt is about to run: its number (the first is 1).
     #[inline(always)]
     pub(crate) fn next_attempt(&mut self) -> u32 {
@@ -148,7 +163,8 @@ impl<'a, K> Admitted<'a, K> {
     /// wide load of narrow stores that must wait for them. Always inlined
     /// for the same reason: out of line, its result comes back through
     /// memory.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn finish<T, E, S: ErrorSource<E>>(
         &mut self,
         end: Result<T, End<E>>,

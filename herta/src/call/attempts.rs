@@ -48,7 +48,8 @@ use crate::runtime::Inner;
 
 /// A first attempt of an operation that may retry deposits in the runtime's
 /// retry budget (see [`Policy::next`]).
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn first(rt: &Inner, contract: &Contract) {
     if contract.max_attempts() > 1 {
         if let Some(bucket) = &rt.retry_budget {
@@ -68,7 +69,8 @@ fn max_attempts(contract: &Contract) -> u32 {
 
 /// The context of attempt number `attempt`, its timeout starting now; its
 /// deadline is the earlier of that timeout and the call's deadline.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn context(contract: &'static Contract, attempt: u32, limits: &Limits) -> Context {
     Context {
         operation: contract.operation(),
@@ -167,7 +169,8 @@ fn expired(timer: Pin<&mut Sleep>, cx: &mut std::task::Context<'_>) -> bool {
 /// How attempt number `attempt`, run until `deadline`, ended (`None`: it
 /// was dropped at that deadline: its timeout, or the call's deadline in
 /// `limits`): its value, its failure classified, its timeout, or its panic.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn classified<T: HandlerOutput>(
     contract: &'static Contract,
     attempt: u32,
@@ -235,7 +238,8 @@ pub(crate) struct Failed {
 
 impl Failed {
     /// Reads `end`, the end of attempt number `attempt`, with `hint`.
-    #[inline(always)]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn new<E>(
         attempt: u32,
         end: &End<E>,

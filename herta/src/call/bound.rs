@@ -11,6 +11,7 @@ use crate::events::Events;
 use crate::keys::KeyTable;
 use crate::runtime::Runtime;
 use crate::stats::{Counters, OpCounters};
+use crate::trace;
 
 /// What every clone of a [`Bound`](super::Bound) shares, read by every call.
 ///
@@ -49,6 +50,16 @@ impl<K: 'static> BoundInner<K> {
     #[inline(always)]
     pub(crate) fn events(&self) -> Events<'_> {
         self.events_on(self.counters.here())
+    }
+
+    /// Opens the span of a call with `key` (see [`trace::call_span`]) and
+    /// whether the call's end records its duration.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub(crate) fn span(&self, key: Option<&K>) -> (trace::CallSpan, trace::Timed) {
+        let span = trace::call_span(self.contract, key, self.describe_key);
+        let timed = trace::Timed::of(&span);
+        (span, timed)
     }
 
     /// The event sink of this operation's calls, counting in `counters`

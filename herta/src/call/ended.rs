@@ -108,7 +108,8 @@ pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
 /// success, or its refusal or failure. For an admitted call this is its
 /// count out of the admission gate, so it comes once the call holds
 /// nothing, before [`result`] builds what the caller gets.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn count<T, E>(end: &Result<T, End<E>>, events: Events<'_>) {
     match end {
         Ok(_) => events.emit(Event::Succeeded),
@@ -147,7 +148,8 @@ fn deadline_exceeded(events: Events<'_>, outcome: Outcome, attempts: u32) {
 /// into the caller's: a result built before the call's last counting and
 /// copied after it would be written with narrow stores and read back with
 /// wide loads, a load that waits for the stores.
-#[inline(always)]
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
 pub(crate) fn result<T, E, S: ErrorSource<E>>(
     end: Result<T, End<E>>,
     contract: &'static Contract,

@@ -39,8 +39,12 @@
 //! The block is compiled once per operation (it calls the handler), so only
 //! what depends on the handler's types is generic: calling it, classifying
 //! its error, building the caller's result. The stages' slow paths (waits,
-//! refusals, the retry decision, the backoff) are plain functions and
-//! futures compiled once, out of line.
+//! refusals, the retry decision, the backoff, a dropped call's clean-up)
+//! are plain functions and futures compiled once, out of line. The steps
+//! of the fast path are `#[inline(always)]` in optimized builds and only
+//! `#[inline]` with `debug_assertions` (debug builds, which inline only
+//! what is always inlined): there, inlining them would only copy them into
+//! every operation's code.
 //!
 //! **A new stage** (rate tokens, a breaker) is a module here with a
 //! synchronous try (`Result<Held, Busy>`, inlined) and a wait future built
@@ -74,7 +78,6 @@ use crate::__private::{ErrorSource, HandlerOutput};
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
-use crate::events::Event;
 use crate::metrics;
 use crate::outcome::{Admission, Outcome};
 use crate::runtime::Runtime;
@@ -229,8 +232,7 @@ impl<K: 'static> Bound<K> {
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
     {
-        let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        let timed = trace::Timed::of(&span);
+        let (span, timed) = self.inner.span(key.as_ref());
         trace::instrument(
             self.run(key, classify, retry_after, chain, attempt, timed),
             span,
@@ -329,7 +331,7 @@ impl<K: 'static> Bound<K> {
                     break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
                 }
                 // 4. The attempts, and 5. between them.
-                call.events().emit(Event::Started);
+                call.started();
                 attempts::first(rt, contract);
                 loop {
                     // One attempt. Its locals end with this block, before the
@@ -346,7 +348,7 @@ impl<K: 'static> Bound<K> {
                             Some(deadline) => attempts::timed(run, deadline).await,
                             None => Some(run.await),
                         };
-                        call.events().emit(Event::AttemptEnded(clock));
+                        call.attempt_ended(clock);
                         let events = call.events();
                         let attempt = call.attempt();
                         let end = match attempts::classified(

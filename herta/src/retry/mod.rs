@@ -7,8 +7,10 @@
 //! * [`random`]: where jitter draws its randomness (seedable for tests).
 //!
 //! Whether an attempt is retried at all (the contract's `retry(on = …)`, the
-//! effect × outcome table, `max`, a closing runtime) is decided in one place,
-//! the attempts stage of the call.
+//! effect × outcome table, `max`, a closing runtime, the deadline), and
+//! after what (the backoff's delay or the server's hint, a token from the
+//! retry budget), is decided in one place: the retry policy of the call's
+//! attempts stage, which reads these three.
 
 pub(crate) mod backoff;
 pub(crate) mod budget;
