@@ -20,9 +20,12 @@
 
 use std::mem::ManuallyDrop;
 
+use super::attempts::Next;
+use super::backoff::{self, Between};
 use super::bound::BoundInner;
 use super::ended::{self, End, Refusal};
 use super::table_key::TableKey;
+use super::waiting::Limits;
 use crate::__private::ErrorSource;
 use crate::arbiter::Permit;
 use crate::error::Error;
@@ -111,6 +114,20 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
     })
 }
 
+/// The caller's result of a call of `bound` that admission refused
+/// (counted and traced).
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub(crate) fn refused<K, T, E, S: ErrorSource<E>>(
+    bound: &BoundInner<K>,
+    refusal: Refusal,
+    chain: S,
+) -> Result<T, Error<E>> {
+    let end = Err(refusal.into());
+    ended::count(&end, bound.events());
+    ended::result(end, bound.contract, chain)
+}
+
 impl<'a, K> Admitted<'a, K> {
     /// The call's event sink.
     #[inline(always)]
@@ -130,7 +147,7 @@ impl<'a, K> Admitted<'a, K> {
         self.attempt
     }
 
-    /// Reports that the first attempt starts (the key and budgets held).
+    /// The first attempt starts (the key and budgets held).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn started(&self) {
@@ -142,6 +159,23 @@ impl<'a, K> Admitted<'a, K> {
     #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn attempt_ended(&self, clock: AttemptClock) {
         self.events().emit(Event::AttemptEnded(clock));
+    }
+
+    /// What follows the attempt that just failed, carried out ([`backoff`]):
+    /// the budgets given back and taken again around a backoff sleep, or a
+    /// pass through the scheduler, under the call's `limits`.
+    #[inline]
+    pub(crate) fn between<'w>(&'w mut self, next: Next<'a>, limits: &'w Limits) -> Between<'a, 'w> {
+        let (bound, events) = (self.bound, self.events());
+        let stage = (&*bound.runtime.inner, bound.contract, &bound.needs);
+        backoff::between(
+            next,
+            stage,
+            &mut self.held.permit,
+            self.attempt,
+            limits,
+            events,
+        )
     }
 
     /// The next attempt is about to run: its number (the first is 1).

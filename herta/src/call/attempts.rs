@@ -166,6 +166,22 @@ fn expired(timer: Pin<&mut Sleep>, cx: &mut std::task::Context<'_>) -> bool {
     }
 }
 
+/// What follows attempt number `attempt`, which ended with `end` (a
+/// failure, whose server's hint `hint` reads): the retry [`Policy`]'s
+/// decision.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub(crate) fn next<'a, E>(
+    (contract, rt): (&'static Contract, &'a Inner),
+    attempt: u32,
+    end: &End<E>,
+    hint: impl Fn(&E) -> Option<Duration>,
+    limits: &Limits,
+    events: Events<'_>,
+) -> Next<'a> {
+    Policy::new(contract, rt).next(Failed::new(attempt, end, hint), limits, events)
+}
+
 /// How attempt number `attempt`, run until `deadline`, ended (`None`: it
 /// was dropped at that deadline: its timeout, or the call's deadline in
 /// `limits`): its value, its failure classified, its timeout, or its panic.
@@ -230,7 +246,7 @@ fn ran_out(
 /// How attempt number `attempt` failed, as the policy reads it: its outcome
 /// (`None`: never retried), and the server's hint (a zero hint is no hint).
 #[derive(Clone, Copy)]
-pub(crate) struct Failed {
+struct Failed {
     attempt: u32,
     outcome: Option<Outcome>,
     hint: Option<Duration>,
@@ -289,7 +305,7 @@ pub(crate) struct Policy<'a> {
 impl<'a> Policy<'a> {
     /// The policy of `contract`'s calls on this runtime.
     #[inline]
-    pub(crate) fn new(contract: &'static Contract, rt: &'a Inner) -> Self {
+    fn new(contract: &'static Contract, rt: &'a Inner) -> Self {
         Policy { contract, rt }
     }
 
@@ -311,7 +327,7 @@ impl<'a> Policy<'a> {
     /// without a delay cannot honour it), the retry budget is asked as
     /// above, and the next attempt follows a pass through the scheduler.
     #[inline(never)]
-    pub(crate) fn next(&self, failed: Failed, limits: &Limits, events: Events<'_>) -> Next<'a> {
+    fn next(&self, failed: Failed, limits: &Limits, events: Events<'_>) -> Next<'a> {
         let Failed {
             attempt,
             outcome,

@@ -28,7 +28,7 @@ use futures_util::future::{select, Either};
 use tokio::time::Instant;
 
 use super::attempts::Next;
-use super::ended::Refusal;
+use super::ended::{End, Refusal};
 use super::waiting::Limits;
 use crate::arbiter::{Needs, Permit};
 use crate::contract::Contract;
@@ -48,15 +48,23 @@ pub(crate) enum Interrupted {
     Refused(Refusal),
 }
 
-/// Carries out `next` after attempt number `attempt`: returns the wait,
-/// which resolves `Ok` when the next attempt may start (its budgets held
-/// again in `budgets`).
-#[allow(clippy::too_many_arguments)] // what a sleep and a re-acquisition read
+impl Interrupted {
+    /// How the call ends, `end` being its last attempt's.
+    #[inline]
+    pub(crate) fn ended<E>(self, end: End<E>) -> End<E> {
+        match self {
+            Interrupted::Last => end,
+            Interrupted::Refused(refusal) => End::Refused(refusal),
+        }
+    }
+}
+
+/// Carries out `next` after attempt number `attempt` of a call on `rt` of
+/// `contract`, which needs `needs`: returns the wait, which resolves `Ok`
+/// when the next attempt may start (its budgets held again in `budgets`).
 pub(crate) fn between<'a: 'w, 'w>(
     next: Next<'a>,
-    rt: &'a Inner,
-    contract: &'static Contract,
-    needs: &'a Needs,
+    (rt, contract, needs): (&'a Inner, &'static Contract, &'a Needs),
     budgets: &'w mut Option<Permit<'a>>,
     attempt: u32,
     limits: &'w Limits,

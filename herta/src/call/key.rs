@@ -16,6 +16,7 @@
 
 use std::future::Future;
 
+use super::bound::BoundInner;
 use super::ended::Refusal;
 use super::table_key::TableKey;
 use super::waiting::{self, Limits};
@@ -23,12 +24,44 @@ use crate::contract::Contract;
 use crate::error::Busy;
 use crate::events::{Event, Events};
 use crate::keys::{KeyGuard, KeyTable, TryKeyError};
+use crate::outcome::Admission;
 use crate::trace::{self, Stage, Wait};
+
+/// A key a `Wait` call queues for ([`wait`]), and its table.
+pub(crate) type Queued<'a, K> = (&'a KeyTable<TableKey<K>>, TableKey<K>);
+
+/// The key stage's first step, for a call with `value` (`None` without
+/// `serialize_by`): `Ok(None)` when the stage is done (no key, or the key
+/// taken into `held`), `Ok(Some(_))` when a `Wait` call must queue for the
+/// key ([`wait`]), or why a `Reject` call is refused.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub(crate) fn take<'a, K: 'static>(
+    bound: &'a BoundInner<K>,
+    value: Option<K>,
+    admission: Admission,
+    held: &mut Option<KeyGuard<'a, TableKey<K>>>,
+) -> Result<Option<Queued<'a, K>>, Refusal> {
+    let (Some(table), Some(key)) = (&bound.keys, value) else {
+        return Ok(None);
+    };
+    let key = TableKey {
+        key,
+        ops: bound.key_ops,
+    };
+    match admission {
+        Admission::Reject => {
+            *held = Some(try_acquire(table, key, bound.contract, bound.describe_key)?);
+            Ok(None)
+        }
+        Admission::Wait => Ok(Some((table, key))),
+    }
+}
 
 /// Takes `key` in `table` under `Reject`: at once if nobody holds or waits
 /// for it, else refuses the call as throttled, naming the key.
 #[inline]
-pub(crate) fn try_acquire<'a, K: 'static>(
+fn try_acquire<'a, K: 'static>(
     table: &'a KeyTable<TableKey<K>>,
     key: TableKey<K>,
     contract: &'static Contract,

@@ -79,12 +79,12 @@ use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
 use crate::error::{BindError, Error};
 use crate::metrics;
-use crate::outcome::{Admission, Outcome};
+use crate::outcome::Outcome;
 use crate::runtime::Runtime;
 use crate::trace;
 use bound::BoundInner;
 use ended::End;
-use table_key::{KeyOps, TableKey};
+use table_key::KeyOps;
 
 /// A contract bound to a runtime: what a generated wrapper type holds.
 ///
@@ -244,7 +244,14 @@ impl<K: 'static> Bound<K> {
     /// One `async` block for all stages, so one state machine: every stage's
     /// synchronous step is an inlined function, and only a wait (for a key,
     /// for budgets, for an attempt, between attempts) is a future, built
-    /// only when needed.
+    /// only when needed. In order: 1. admission (`call`, which holds what
+    /// the stages take and releases it when the call finishes or is
+    /// dropped); 2. the key; 3. the budgets, the try's result matched in a
+    /// statement of its own, so that the call's state does not keep it
+    /// across the wait; the deadline; 4. the attempts, each in a block of
+    /// its own so that its locals end before the backoff's await (a local
+    /// stays in the call's state across an await while its scope lasts,
+    /// even once moved from); 5. between them, the backoff.
     ///
     /// Not an `async fn`: one of those keeps a copy of each argument beside
     /// the argument itself in its state (the handler twice, in every call's
@@ -273,56 +280,29 @@ impl<K: 'static> Bound<K> {
             let contract = inner.contract;
             let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
                 Ok(call) => call,
-                Err(refused) => {
-                    let end = Err(refused.into());
-                    ended::count(&end, inner.events());
-                    return ended::result(end, contract, chain);
-                }
+                Err(refused) => return admit::refused(inner, refused, chain),
             };
-            // What the stages take (key, permit) is held by `call`, which
-            // releases it when the call finishes or is dropped.
             let end = 'stages: {
                 let admission = contract.admission();
                 let limits = waiting::Limits::of_call(contract, inner.limited);
-                // 2. The key.
-                call.held().key = match (&inner.keys, key) {
-                    (Some(table), Some(value)) => {
-                        let key = TableKey {
-                            key: value,
-                            ops: inner.key_ops,
-                        };
-                        let held = match admission {
-                            Admission::Reject => {
-                                key::try_acquire(table, key, contract, inner.describe_key)
-                            }
-                            Admission::Wait => {
-                                let events = call.events();
-                                key::wait(table, key, events, &limits, contract, inner.describe_key)
-                                    .await
-                            }
-                        };
-                        match held {
-                            Ok(guard) => Some(guard),
-                            Err(refused) => break 'stages Err(End::Refused(refused)),
-                        }
-                    }
-                    _ => None,
+                let wait = match key::take(inner, key, admission, &mut call.held().key) {
+                    Ok(wait) => wait,
+                    Err(refused) => break 'stages Err(End::Refused(refused)),
                 };
-                // 3. The budgets. The try's result is matched in a statement
-                // of its own, so that the call's state does not keep it
-                // across the wait.
-                let busy = match budgets::try_acquire(rt, &inner.needs) {
-                    Ok(taken) => {
-                        call.held().permit = Some(taken);
-                        None
+                if let Some((table, key)) = wait {
+                    let (events, describe) = (call.events(), inner.describe_key);
+                    match key::wait(table, key, events, &limits, contract, describe).await {
+                        Ok(guard) => call.held().key = Some(guard),
+                        Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
-                    Err(error) => Some(error),
-                };
+                }
+                let busy = (budgets::try_acquire(rt, &inner.needs))
+                    .map(|taken| call.held().permit = Some(taken))
+                    .err();
                 if let Some(error) = busy {
-                    let events = call.events();
-                    match budgets::contended(rt, &inner.needs, error, admission, events, &limits)
-                        .await
-                    {
+                    let (events, needs) = (call.events(), &inner.needs);
+                    let wait = budgets::contended(rt, needs, error, admission, events, &limits);
+                    match wait.await {
                         Ok(taken) => call.held().permit = Some(taken),
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
@@ -330,14 +310,9 @@ impl<K: 'static> Bound<K> {
                 if limits.passed() {
                     break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
                 }
-                // 4. The attempts, and 5. between them.
                 call.started();
                 attempts::first(rt, contract);
                 loop {
-                    // One attempt. Its locals end with this block, before the
-                    // backoff's await: a local stays in the call's state
-                    // across an await while its scope lasts, even once moved
-                    // from.
                     let (end, next) = {
                         let attempt = call.next_attempt();
                         let ctx = attempts::context(contract, attempt, &limits);
@@ -349,46 +324,24 @@ impl<K: 'static> Bound<K> {
                             None => Some(run.await),
                         };
                         call.attempt_ended(clock);
-                        let events = call.events();
-                        let attempt = call.attempt();
+                        let (events, attempt) = (call.events(), call.attempt());
+                        let bounds = (deadline, &limits);
                         let end = match attempts::classified(
-                            contract,
-                            attempt,
-                            finished,
-                            &classify,
-                            events,
-                            (deadline, &limits),
+                            contract, attempt, finished, &classify, events, bounds,
                         ) {
                             Ok(value) => break Ok(value),
                             Err(end) => end,
                         };
-                        let failed = attempts::Failed::new(attempt, &end, &retry_after);
-                        let next =
-                            attempts::Policy::new(contract, rt).next(failed, &limits, events);
-                        if let attempts::Next::Stop = next {
-                            break Err(end);
+                        let policy = (contract, rt);
+                        match attempts::next(policy, attempt, &end, &retry_after, &limits, events) {
+                            attempts::Next::Stop => break Err(end),
+                            next => (end, next),
                         }
-                        (end, next)
                     };
-                    let (events, attempt) = (call.events(), call.attempt());
-                    let between = backoff::between(
-                        next,
-                        rt,
-                        contract,
-                        &inner.needs,
-                        &mut call.held().permit,
-                        attempt,
-                        &limits,
-                        events,
-                    );
-                    match between.await {
-                        Ok(()) => {}
-                        Err(backoff::Interrupted::Last) => break Err(end),
-                        Err(backoff::Interrupted::Refused(refused)) => {
-                            break Err(End::Refused(refused))
-                        }
+                    if let Err(interrupted) = call.between(next, &limits).await {
+                        break Err(interrupted.ended(end));
                     }
-                    backoff::retrying(events, attempt + 1);
+                    backoff::retrying(call.events(), call.attempt() + 1);
                 }
             };
             call.finish(end, chain)
