@@ -18,9 +18,9 @@
 //! `DeadlineExceeded` (classified like a timeout), never retried; nor does a
 //! retry start once the deadline has passed, or sleep past it.
 //!
-//! Only [`caught`], [`timed`], [`classified`] and [`Failed::new`] depend on the handler's
-//! types; the rest is compiled once, and what runs only after a failure is
-//! out of line.
+//! Only [`caught`], [`timed`], [`classified`] and [`next`] depend on the
+//! handler's types (small steps, inlined); the rest is compiled once, and
+//! what runs only after a failure is out of line.
 //!
 //! Cancel safety: dropping the call drops the running attempt's future (the
 //! handler is cancelled at its await point) and starts no further attempt;
@@ -256,11 +256,7 @@ impl Failed {
     /// Reads `end`, the end of attempt number `attempt`, with `hint`.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
-    pub(crate) fn new<E>(
-        attempt: u32,
-        end: &End<E>,
-        hint: impl Fn(&E) -> Option<Duration>,
-    ) -> Self {
+    fn new<E>(attempt: u32, end: &End<E>, hint: impl Fn(&E) -> Option<Duration>) -> Self {
         let (outcome, hint) = match end {
             End::Failed {
                 outcome, source, ..

@@ -15,8 +15,10 @@
 //! then the finish: [`Admitted::finish`](admit::Admitted::finish) marks the
 //! call complete (the only place that does), counts how it ended
 //! ([`ended::count`]) and turns that into the caller's result
-//! ([`ended::result`]). Key and budgets are released in reverse order when
-//! the stages end; the call is counted out of the gate last.
+//! ([`ended::result`]). What the stages take, the key and the budgets, is
+//! held by the admitted call ([`Held`](admit::Held)), which releases them in
+//! reverse order when it finishes or is dropped; the call is counted out of
+//! the gate last.
 //!
 //! The stages report what happens through the one event sink,
 //! [`crate::events`], and how the call ended as values
@@ -47,13 +49,16 @@
 //! every operation's code.
 //!
 //! **A new stage** (rate tokens, a breaker) is a module here with a
-//! synchronous try (`Result<Held, Busy>`, inlined) and a wait future built
-//! from `Busy` only when the try did not succeed (compiled once), plus one
-//! statement in `run`'s `'stages` block, in the stage's place in the order:
-//! it holds what the stage took until the stages end, or ends them with
-//! the stage's refusal (`break 'stages Err(End::Refused(refusal))`). A new
-//! way to end a call is a variant of `Refusal` or `End`, counted in
-//! `ended::count` and mapped to its [`Error`] in `ended::result`.
+//! synchronous try (inlined: it takes what the stage holds at once, or
+//! says why not) and a wait future built from that answer only when the try
+//! did not succeed (compiled once), plus one block in `run`'s `'stages`, in
+//! the stage's place in the order: the try, then the wait if needed, each
+//! ending the stages with the stage's refusal
+//! (`break 'stages Err(End::Refused(refusal))`); what it takes is a field
+//! of [`Held`](admit::Held), so that the call releases it (see `key` and
+//! `budgets`). A new way to end a call is a variant of `Refusal` or `End`,
+//! counted in `ended::count` and mapped to its [`Error`] in
+//! `ended::result`.
 //!
 //! Bind-time checks live in [`bind`]; key type erasure in [`table_key`].
 
