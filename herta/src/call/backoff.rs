@@ -16,8 +16,8 @@
 //! they would make every call's state a few hundred bytes larger, for the
 //! few calls that back off; [`between`] returns a small future of its own.
 //!
-//! Cancel safety: dropping the call mid-sleep drops the sleep; the key is
-//! released by the key stage, no budget is held, a withdrawn retry token is
+//! Cancel safety: dropping the call mid-sleep drops the sleep; no budget
+//! is held, the admitted call releases the key, a withdrawn retry token is
 //! refunded, and the call is counted cancelled.
 
 use std::future::Future;

@@ -20,10 +20,10 @@
 //! `timeout`, while no `herta::deadline` scope runs anywhere in the
 //! process, has no [`Limits`] ([`Limits::of_call`] decides with one
 //! load and one branch): no clock read, no timer, and each check is one
-//! test. Otherwise the scope is read once, the clock once if the
-//! contract declares a limit (out of line), and no timer is built unless a
-//! limit is set; a wait that queues under a limit allocates its timer
-//! ([`Bounded`]).
+//! test. Otherwise (out of line) the scope is read once, the clock once if
+//! the contract declares `max_wait` or `deadline`, and no timer is built
+//! unless a limit is set; a wait that queues under a limit allocates its
+//! timer ([`Bounded`]).
 
 use std::future::Future;
 use std::pin::Pin;
