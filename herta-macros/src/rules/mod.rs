@@ -17,6 +17,7 @@ mod function;
 mod keys_and_words;
 mod resources;
 mod retry;
+mod state;
 mod values;
 mod waiting;
 
@@ -31,10 +32,7 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(values::rule_10_timeout(attr));
     errors.extend(function::rule_11_handler_shape(handler));
     errors.extend(function::rule_11_context_first(handler));
-    errors.extend(crate::state::rule_15_state(
-        &handler.states,
-        &handler.sig.ident,
-    ));
+    errors.extend(state::rule_15_state(&handler.states, &handler.sig.ident));
     attribute_rules_after_item(attr, errors);
 }
 
