@@ -1,6 +1,7 @@
 //! Every duration key — `timeout`, `max_wait`, `deadline`, and `backoff`'s
-//! `base` and `cap` — read one way, with the `timeout` parser; their values
-//! are checked by the rules (rule 10, `rules/waiting.rs`, rule 13).
+//! `base` and `cap` — read one way, with one parser ([`parse_timeout`]);
+//! their values are checked by the rules (rule 10, `rules/waiting.rs`,
+//! rule 13).
 
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta};

@@ -1,7 +1,8 @@
-//! The compile-time contract rules (herta design §5), one function per
-//! rule, each reading the [model](crate::model) and returning its errors,
-//! spanned on the offending token and worded as the rule in one sentence
-//! plus a `help:` line. [`check`] runs them all, so every violation in one
+//! The compile-time contract rules (numbered as in the documentation of
+//! `#[herta::operation]`), one function per rule, each reading the
+//! [model](crate::model) and returning its errors, spanned on the
+//! offending token and worded as the rule in one sentence plus a `help:`
+//! line. [`check`] runs them all, so every violation in one
 //! attribute is reported together.
 //!
 //! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
