@@ -3,12 +3,12 @@
 //! cancellations), driven step by step on one thread so that each grant's
 //! step is known exactly. `PROPTEST_CASES` sets the number of schedules.
 
+use super::acquire::Acquire;
 use super::*;
 use proptest::prelude::*;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::Poll;
-use std::task::Waker;
+use std::task::{Context, Poll, Waker};
 
 #[derive(Debug, Clone)]
 enum Step {

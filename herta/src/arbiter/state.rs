@@ -1,12 +1,12 @@
 //! The arbiter's state under its lock: per-budget bookkeeping ([`Track`]),
 //! the waiter queue, and the grant pass; see the arbiter's module docs.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Context;
 
 use super::budget::Budget;
-use super::*;
-use std::pin::Pin;
-
+use super::needs::{Need, Needs};
 use crate::waiters::{List, Node, Status, WakeList};
 
 /// A budget's bookkeeping under the lock.

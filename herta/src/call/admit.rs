@@ -18,8 +18,8 @@
 
 use super::ended::{self, End, Refusal};
 use super::BoundInner;
-use crate::__private::ErrorSource;
 use crate::error::Error;
+use crate::error::ErrorSource;
 use crate::events::{Event, Events};
 use crate::stats::Counters;
 use crate::trace::{Ending, Stage};

@@ -8,9 +8,9 @@
 
 use std::any::Any;
 
-use crate::__private::{ErrorSource, SourceOf};
 use crate::contract::Contract;
 use crate::error::{Busy, Error};
+use crate::error::{ErrorSource, SourceOf};
 use crate::events::{Event, Events};
 use crate::outcome::Outcome;
 use crate::trace::Stage;

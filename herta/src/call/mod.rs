@@ -63,15 +63,14 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use crate::__private::{ErrorSource, HandlerOutput};
 use crate::arbiter::Needs;
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
-use crate::error::{BindError, Error};
+use crate::error::{BindError, Error, ErrorSource};
 use crate::events::{Event, Events};
 use crate::keys::KeyTable;
 use crate::metrics;
-use crate::outcome::{Admission, Outcome};
+use crate::outcome::{Admission, HandlerOutput, Outcome};
 use crate::runtime::Runtime;
 use crate::stats::OpCounters;
 use crate::trace;
@@ -85,7 +84,7 @@ use table_key::{KeyOps, TableKey};
 /// stores what the key table needs of `K` (hashing, equality, cloning) as
 /// function pointers, so the other methods compile for any `K`. A key type
 /// without them is then one error, at `bind` (see
-/// [`KeyBound`](crate::__private::KeyBound)), instead of one per method.
+/// `herta::__private::KeyBound`), instead of one per method.
 pub struct Bound<K: 'static> {
     inner: Arc<BoundInner<K>>,
 }
