@@ -43,7 +43,7 @@
 //! no hold-and-wait, hence no deadlock, whatever order contracts name their
 //! resources in.
 //!
-//! # Grant pass and the fairness bound (DESIGN §8.1)
+//! # Grant pass and the fairness bound
 //!
 //! Every acquisition gets a *stamp*, a point in arrival order: a queued
 //! waiter its ticket (1, 2, …, one per waiter queued), a grant at once the

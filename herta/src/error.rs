@@ -296,7 +296,7 @@ impl fmt::Display for Busy {
 #[non_exhaustive]
 pub enum ConfigError {
     /// No resource was declared. A runtime arbitrates budgets, so it needs at
-    /// least one (the Go reference's rule); operations themselves may name none.
+    /// least one; operations themselves may name none.
     #[error("a runtime needs at least one resource; add one with `.resource(Resource::new(\"worker\", 4))`")]
     NoResources,
     /// A resource has an empty name.

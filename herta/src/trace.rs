@@ -84,9 +84,9 @@ mod emit {
 
     /// Opens the call's span; describes the key only when the span is enabled.
     ///
-    /// Always inlined: out of line (as the criterion bench's build had it),
-    /// the 40-byte span came back through memory, written with narrow
-    /// stores and read at once with wide loads that wait for them.
+    /// Always inlined: out of line, the 40-byte span comes back through
+    /// memory, written with narrow stores and read at once with wide loads
+    /// that wait for them.
     #[inline(always)]
     pub(crate) fn call_span<K>(
         contract: &Contract,

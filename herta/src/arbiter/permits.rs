@@ -184,16 +184,14 @@ impl Arbiter {
     }
 
     /// `try_acquire` of several budgets, lock-free while it can be (see
-    /// the module docs); the grant's stamp. Out of line: inlined, it made
-    /// every one-budget call cost 21 instructions more (`profile_call`; out
-    /// of line, 2).
+    /// the module docs); the grant's stamp. Out of line, so that a
+    /// one-budget call does not carry the several-budget code inline.
     ///
     /// The out-of-line takes return the stamp alone (16 bytes with the
     /// error, so in registers), and the inlined caller builds the
-    /// [`Permit`]: a 32-byte result returned through memory was written
-    /// with 8-byte stores and read back with 16-byte loads, a load that
-    /// waits for the stores (13-15 % of an uncontended call's time,
-    /// `perf annotate` of `profile_call`).
+    /// [`Permit`]: a 32-byte result returned through memory would be
+    /// written with 8-byte stores and read back with 16-byte loads, a load
+    /// that waits for the stores, on every uncontended call.
     #[inline(never)]
     fn try_acquire_several(&self, needs: &[Need]) -> Result<u64, TryAcquireError> {
         match budget::try_take_all_fast(&self.budgets, needs) {
