@@ -6,7 +6,8 @@ use super::*;
 use loom::future::block_on;
 use loom::thread;
 use std::future::Future;
-use std::task::Waker;
+use std::sync::Arc;
+use std::task::{Context, Waker};
 
 fn assert_quiescent(arb: &Arbiter) {
     for b in arb.snapshot() {
