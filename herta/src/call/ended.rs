@@ -76,9 +76,7 @@ impl<E> End<E> {
             End::Refused(_) | End::Panicked { .. } | End::DeadlineExceeded { .. } => None,
         }
     }
-}
 
-impl<E> End<E> {
     /// How the call ended, in the sinks' vocabulary.
     #[inline]
     pub(crate) fn ending(&self) -> Ending<'_> {
@@ -133,10 +131,9 @@ pub(crate) fn count<T, E>(end: &Result<T, End<E>>, events: Events<'_>) {
 /// [`count`]ed); resumes a handler's panic unchanged.
 ///
 /// Builds the value and does nothing else, so that it is written straight
-/// into the caller's: an uncontended call's result built before the call's
-/// last counting and copied after it was written with narrow stores and
-/// read back with wide loads, a load that waits for the stores (18 % of an
-/// uncontended call's time, `perf annotate` of `profile_call`).
+/// into the caller's: a result built before the call's last counting and
+/// copied after it would be written with narrow stores and read back with
+/// wide loads, a load that waits for the stores, on every call.
 #[inline(always)]
 pub(crate) fn result<T, E, S: ErrorSource<E>>(
     end: Result<T, End<E>>,
