@@ -94,12 +94,11 @@ mod error;
 mod events;
 mod gate;
 mod keys;
+mod kinds;
 mod loom;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
-#[cfg(not(feature = "metrics"))]
-mod metrics;
 mod operation;
 mod outcome;
 mod own_lines;

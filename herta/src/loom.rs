@@ -2,7 +2,8 @@
 //! of the crate (the budget arbiter, the key table, the admission gate) is
 //! model-checked with the same code that ships.
 //!
-//! Build the models with `RUSTFLAGS="--cfg loom"` (see RELIABILITY.md).
+//! Build and run the models with `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom
+//! cargo test -p herta --lib --release loom`.
 
 mod sync;
 

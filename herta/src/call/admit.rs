@@ -18,11 +18,11 @@
 
 use super::ended::{self, End, Refusal};
 use super::BoundInner;
-use crate::__private::ErrorSource;
 use crate::error::Error;
-use crate::events::{Event, Events};
+use crate::error::ErrorSource;
+use crate::events::{Event, Events, SpanEnd};
+use crate::kinds::{Ending, StoppedAt};
 use crate::stats::Counters;
-use crate::trace::{Ending, Stage};
 
 /// One admitted call of a bound operation: counted out of the gate by
 /// [`finish`](Admitted::finish), or when dropped unfinished.
@@ -34,7 +34,7 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// How far `finish` got: what the guard's drop has left to do.
     progress: Progress,
     /// What the call's span records when it ends.
-    ending: Ending,
+    span: SpanEnd,
     /// The attempt running or last run (0 before the first): the span's
     /// `attempts` and a panic's attempt number.
     attempt: u32,
@@ -57,21 +57,21 @@ enum Progress {
 /// Counts a call of `bound` into its runtime's gate, or refuses it when the
 /// gate is closed (its span then records the refusal).
 #[inline]
-pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted<'_, K>, Refusal> {
-    let counters = bound.counters.here();
+pub(crate) fn admit<K>(bound: &BoundInner<K>, span: SpanEnd) -> Result<Admitted<'_, K>, Refusal> {
+    let counters = bound.recorders.here();
     let admitted = bound.runtime.inner.gate.enter(
         || bound.events_on(counters).emit(Event::Admitted),
         || counters.take_back_admission(),
     );
     if !admitted {
-        ending.end("stopping", 0);
-        return Err(Refusal::Stopping(Stage::Admission));
+        span.record(Ending::Stopping(StoppedAt::Admission), 0);
+        return Err(Refusal::Stopping(StoppedAt::Admission));
     }
     Ok(Admitted {
         bound,
         counters,
         progress: Progress::Running,
-        ending,
+        span,
         attempt: 0,
     })
 }
@@ -107,7 +107,7 @@ impl<'a, K> Admitted<'a, K> {
         end: Result<T, End<E>>,
         chain: S,
     ) -> Result<T, Error<E>> {
-        self.ending.end_with(|| ended::label(&end), self.attempt);
+        self.span.record_with(|| ended::ending(&end), self.attempt);
         // From here the call's ending is counted before anything else can
         // panic (`Events::emit` counts first); a panic before this point
         // (in a subscriber recording the span's end) is counted by the drop,
@@ -133,12 +133,14 @@ impl<K> Admitted<'_, K> {
     #[inline(never)]
     fn ended_unfinished(&mut self) {
         if std::thread::panicking() {
-            self.ending.end("panicked", self.attempt);
-            let attempt = self.attempt;
-            self.events().emit(Event::Panicked { attempt });
+            let ending = Ending::Panicked {
+                attempt: self.attempt,
+            };
+            self.span.record(ending, self.attempt);
+            self.events().emit(Event::Ended(ending));
         } else {
-            self.ending.end("cancelled", self.attempt);
-            self.events().emit(Event::Cancelled);
+            self.span.record(Ending::Cancelled, self.attempt);
+            self.events().emit(Event::Ended(Ending::Cancelled));
         }
     }
 }

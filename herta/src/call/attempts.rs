@@ -26,11 +26,11 @@ use tokio::time::Instant;
 
 use super::ended::End;
 use super::waiting::{earliest, needs_timers};
-use crate::__private::HandlerOutput;
 use crate::context::Context;
 use crate::contract::Contract;
 use crate::events::{Event, Events};
 use crate::gate::Gate;
+use crate::outcome::HandlerOutput;
 use crate::outcome::{normalize, Outcome};
 
 /// The one retry decision: whether a failed attempt is tried again.

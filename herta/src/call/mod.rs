@@ -63,18 +63,15 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use crate::__private::{ErrorSource, HandlerOutput};
 use crate::arbiter::Needs;
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
-use crate::error::{BindError, Error};
-use crate::events::{Event, Events};
+use crate::error::{BindError, Error, ErrorSource};
+use crate::events::{AttemptClock, CallSpan, Event, Events, Recorders, SpanEnabled, SpanEnd};
 use crate::keys::KeyTable;
-use crate::metrics;
-use crate::outcome::{Admission, Outcome};
+use crate::outcome::{Admission, HandlerOutput, Outcome};
 use crate::runtime::Runtime;
-use crate::stats::OpCounters;
-use crate::trace;
+use crate::stats::Counters;
 use ended::End;
 use table_key::{KeyOps, TableKey};
 
@@ -85,7 +82,7 @@ use table_key::{KeyOps, TableKey};
 /// stores what the key table needs of `K` (hashing, equality, cloning) as
 /// function pointers, so the other methods compile for any `K`. A key type
 /// without them is then one error, at `bind` (see
-/// [`KeyBound`](crate::__private::KeyBound)), instead of one per method.
+/// `herta::__private::KeyBound`), instead of one per method.
 pub struct Bound<K: 'static> {
     inner: Arc<BoundInner<K>>,
 }
@@ -113,12 +110,8 @@ struct BoundInner<K: 'static> {
     describe_key: Option<fn(&K) -> String>,
     /// Whether the contract declares `max_wait` or `deadline`.
     limited: bool,
-    /// This binding's counters (its own allocation, also in the runtime's
-    /// registry, which sums them by operation name).
-    counters: Arc<OpCounters>,
-    /// This binding's metric handles (feature `metrics`), taken at bind.
-    #[cfg(feature = "metrics")]
-    metrics: crate::metrics::OpMetrics,
+    /// This binding's counters and metric handles.
+    recorders: Recorders,
 }
 
 impl<K: 'static> Clone for Bound<K> {
@@ -179,9 +172,7 @@ impl<K: 'static> Bound<K> {
                     .filter(KeySpec::shows_key)
                     .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
-                counters: runtime.inner.operations.counters(contract.operation()),
-                #[cfg(feature = "metrics")]
-                metrics: crate::metrics::OpMetrics::register(contract.operation()),
+                recorders: Recorders::register(&runtime.inner.operations, contract.operation()),
             }),
         })
     }
@@ -255,12 +246,9 @@ impl<K: 'static> Bound<K> {
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
     {
-        let span = trace::call_span(self.inner.contract, key.as_ref(), self.inner.describe_key);
-        let timed = trace::Timed::of(&span);
-        trace::instrument(
-            self.run(key, classify, retry_after, chain, attempt, timed),
-            span,
-        )
+        let span = CallSpan::open(self.inner.contract, key.as_ref(), self.inner.describe_key);
+        let enabled = span.enabled();
+        span.instrument(self.run(key, classify, retry_after, chain, attempt, enabled))
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -280,7 +268,7 @@ impl<K: 'static> Bound<K> {
         retry_after: R,
         chain: S,
         mut handler: F,
-        timed: trace::Timed,
+        span: SpanEnabled,
     ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R>
     where
         F: FnMut(Context) -> Fut,
@@ -294,7 +282,7 @@ impl<K: 'static> Bound<K> {
             let inner = &*self.inner;
             let rt = &*inner.runtime.inner;
             let contract = inner.contract;
-            let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
+            let mut call = match admit::admit(inner, SpanEnd::new(span)) {
                 Ok(call) => call,
                 Err(refused) => {
                     let end = Err(refused.into());
@@ -359,18 +347,13 @@ impl<K: 'static> BoundInner<K> {
     /// The event sink of this operation's calls on this thread.
     #[inline(always)]
     fn events(&self) -> Events<'_> {
-        self.events_on(self.counters.here())
+        self.events_on(self.recorders.here())
     }
 
     /// The event sink of this operation's calls, counting in `counters`
     /// (a call takes its thread's shard once, at admission).
     #[inline(always)]
-    fn events_on<'a>(&'a self, counters: &'a crate::stats::Counters) -> Events<'a> {
-        Events::new(
-            counters,
-            self.contract,
-            #[cfg(feature = "metrics")]
-            &self.metrics,
-        )
+    fn events_on<'a>(&'a self, counters: &'a Counters) -> Events<'a> {
+        self.recorders.events(counters, self.contract)
     }
 }

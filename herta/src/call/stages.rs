@@ -96,7 +96,7 @@ macro_rules! stages {
                     $call.attempt($attempt);
                     let ctx = attempts::context($contract, $attempt, $limits.deadline);
                     let deadline = ctx.deadline;
-                    let clock = metrics::AttemptClock::start();
+                    let clock = AttemptClock::start();
                     let run = AssertUnwindSafe($handler(ctx)).catch_unwind();
                     let finished = match deadline {
                         Some(deadline) => tokio::time::timeout_at(deadline, run).await.ok(),

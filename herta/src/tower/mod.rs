@@ -162,14 +162,16 @@
 //! ```
 
 mod classify;
+pub(crate) mod keying;
 mod layer;
 mod operation;
-mod service;
+pub(crate) mod service;
 
 pub use classify::{
     AllResponses, ByClassify, ClassifyError, ClassifyResponse, ErrorFn, HintOf, NoHint, ResponseFn,
     ServiceError,
 };
-pub use layer::{ContractLayer, KeyOf, KeyedBy, Unkeyed};
+pub use keying::{KeyOf, KeyedBy, Unkeyed};
+pub use layer::ContractLayer;
 pub use operation::{OperationFuture, OperationService};
 pub use service::{ContractError, ContractFuture, ContractService};
