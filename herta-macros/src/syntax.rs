@@ -1,9 +1,9 @@
 //! Small readings of Rust syntax shared by the three macros: integer
 //! literals, paths and types as a person writes them.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{Expr, ExprLit, ExprUnary, Lit, UnOp};
+use syn::{Expr, ExprLit, ExprUnary, Lit, Type, UnOp};
 
 /// An integer literal, possibly negated: units and capacities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,4 +84,34 @@ pub(crate) fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
 /// The span of the whole attribute, for the only errors with no better token.
 pub(crate) fn attribute_span() -> Span {
     Span::call_site()
+}
+
+/// A type with no lifetime but `'static` (so no elided reference either):
+/// usable in `Operation::Args`.
+pub(crate) fn owned(ty: &Type) -> bool {
+    fn scan(tokens: TokenStream) -> bool {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            let next_is = |offset: usize, text: &str| {
+                tokens
+                    .get(i + offset)
+                    .is_some_and(|t| t.to_string() == text)
+            };
+            match token {
+                // `&'static T` is owned enough; `&T` and `&'a T` are not.
+                TokenTree::Punct(p)
+                    if p.as_char() == '&' && !(next_is(1, "'") && next_is(2, "static")) =>
+                {
+                    return false;
+                }
+                TokenTree::Punct(p) if p.as_char() == '\'' && !next_is(1, "static") => {
+                    return false
+                }
+                TokenTree::Group(g) if !scan(g.stream()) => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+    scan(ty.to_token_stream())
 }

@@ -7,7 +7,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};
 
 use super::contract::Spec;
-use super::Wrapper;
+use super::wrapper::Wrapper;
 use crate::model::ResourceKey;
 use crate::syntax::path_text;
 

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
 use super::types::private_path;
-use super::Wrapper;
+use super::wrapper::Wrapper;
 use crate::syntax::{pretty, span_range};
 
 impl Wrapper<'_> {

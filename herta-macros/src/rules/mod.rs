@@ -1,7 +1,8 @@
-//! The compile-time contract rules (herta design §5), one function per
-//! rule, each reading the [model](crate::model) and returning its errors,
-//! spanned on the offending token and worded as the rule in one sentence
-//! plus a `help:` line. [`check`] runs them all, so every violation in one
+//! The compile-time contract rules (numbered as in the documentation of
+//! `#[herta::operation]`), one function per rule, each reading the
+//! [model](crate::model) and returning its errors, spanned on the
+//! offending token and worded as the rule in one sentence plus a `help:`
+//! line. [`check`] runs them all, so every violation in one
 //! attribute is reported together.
 //!
 //! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
@@ -17,6 +18,7 @@ mod function;
 mod keys_and_words;
 mod resources;
 mod retry;
+mod state;
 mod values;
 mod waiting;
 
@@ -31,10 +33,7 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(values::rule_10_timeout(attr));
     errors.extend(function::rule_11_handler_shape(handler));
     errors.extend(function::rule_11_context_first(handler));
-    errors.extend(crate::state::rule_15_state(
-        &handler.states,
-        &handler.sig.ident,
-    ));
+    errors.extend(state::rule_15_state(&handler.states, &handler.sig.ident));
     attribute_rules_after_item(attr, errors);
 }
 
