@@ -98,6 +98,7 @@ impl Wrapper<'_> {
         let name = self.needs_state_name();
         quote_spanned! {span=>
             #[doc(hidden)]
+            #[allow(dead_code)] // named only by the hidden `bind`
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
             pub trait #name {}
             #[diagnostic::do_not_recommend]
