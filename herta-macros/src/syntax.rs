@@ -115,3 +115,27 @@ pub(crate) fn owned(ty: &Type) -> bool {
     }
     scan(ty.to_token_stream())
 }
+
+/// The float a type names, as written: `f32` or `f64`, behind any
+/// references or parentheses, with the integer type of its bits (`u32`,
+/// `u64`). `None` for any other type, a float inside one included.
+pub(crate) fn float_type(ty: &Type) -> Option<(&syn::Ident, &'static str)> {
+    let mut inner = ty;
+    loop {
+        match inner {
+            Type::Reference(reference) => inner = &reference.elem,
+            Type::Paren(paren) => inner = &paren.elem,
+            Type::Group(group) => inner = &group.elem,
+            _ => break,
+        }
+    }
+    let Type::Path(path) = inner else {
+        return None;
+    };
+    let float = path.path.get_ident().filter(|_| path.qself.is_none())?;
+    match float.to_string().as_str() {
+        "f32" => Some((float, "u32")),
+        "f64" => Some((float, "u64")),
+        _ => None,
+    }
+}

@@ -264,19 +264,6 @@ impl<T> DescribeViaType for &Probe<'_, T> {
     }
 }
 
-/// The room a constant resource has for the units a contract asks of it:
-/// `Room<true>` when they fit. The macro's capacity check (rule 6) asks for
-/// `Room<{ units <= capacity }>: Fits<{ capacity }>` of a trait it declares
-/// with the rule's message, implemented for every [`HasRoom`] type, so the
-/// one error is spanned on the units and names the capacity.
-#[derive(Debug)]
-pub struct Room<const FITS: bool>;
-
-/// Implemented by `Room<true>` only.
-pub trait HasRoom {}
-
-impl HasRoom for Room<true> {}
-
 /// The `serialize_by` key type of a wrapper type (`NoKey` without one):
 /// the wrapper's `bound` field is `Bound<<Self as WrapperKey>::Key>`, so
 /// its declaration names no type of the user's.

@@ -93,6 +93,9 @@ mod deadline;
 mod error;
 mod events;
 mod gate;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod keys;
 mod kinds;
 mod loom;

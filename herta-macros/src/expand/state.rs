@@ -61,7 +61,16 @@ impl Wrapper<'_> {
     /// The path of the trait no runtime implements, from the impl block.
     fn needs_state_path(&self) -> TokenStream {
         let module = &self.module;
-        quote!(#module::__HertaBindWithState)
+        let name = self.needs_state_name();
+        quote!(#module::#name)
+    }
+
+    /// The name of that trait, in the user's words: rustc shows it ("the
+    /// trait `CreditIsBoundWithBindWith` is not implemented for
+    /// `Runtime`"), and one per wrapper keeps it unique, so that rustc
+    /// prints it without its module.
+    fn needs_state_name(&self) -> syn::Ident {
+        quote::format_ident!("{}IsBoundWithBindWith", self.ident)
     }
 
     /// The trait `bind`'s runtime must implement and none does: its
@@ -86,11 +95,14 @@ impl Wrapper<'_> {
             "`bind_with` takes the state once, as a `{shown}` or an `Arc<{shown}>`; every call and attempt then borrows it, never cloning it"
         );
         let span = self.op.handler.sig.ident.span();
+        let name = self.needs_state_name();
         quote_spanned! {span=>
+            #[doc(hidden)]
+            #[allow(dead_code)] // named only by the hidden `bind`
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            pub trait __HertaBindWithState {}
+            pub trait #name {}
             #[diagnostic::do_not_recommend]
-            impl __HertaBindWithState for ::herta::__private::NoKey {}
+            impl #name for ::herta::__private::NoKey {}
         }
     }
 }

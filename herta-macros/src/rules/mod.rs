@@ -3,7 +3,7 @@
 //! [model](crate::model) and returning its errors, spanned on the
 //! offending token and worded as the rule in one sentence plus a `help:`
 //! line. [`check`] runs them all, so every violation in one
-//! attribute is reported together.
+//! attribute is reported together, in source order.
 //!
 //! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
 //! must be `Clone + Hash + Eq + Send + Sync + 'static`) and the capacity half
@@ -51,9 +51,9 @@ pub(crate) fn check_contract(contract: &ContractItem, errors: &mut Errors) {
     attribute_rules_after_item(attr, errors);
 }
 
-/// The rules of the attribute alone reported before the item's (the
-/// order of the errors is the order users read them in, pinned by the ui
-/// snapshots): rules 1 to 7.
+/// The rules of the attribute alone checked before the item's: rules 1
+/// to 7. (The errors are emitted in source order whatever the order the
+/// rules run in: `diag::Errors`.)
 fn attribute_rules_before_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(keys_and_words::rule_1_effect_required(attr));
     errors.extend(keys_and_words::rule_2_unknown_words(attr));
@@ -64,7 +64,7 @@ fn attribute_rules_before_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(resources::rule_7_resource_once(attr));
 }
 
-/// The rules of the attribute alone reported after the item's: duplicate
+/// The rules of the attribute alone checked after the item's: duplicate
 /// keys, the name, backoff, the durations, `max_wait` and the deadline.
 fn attribute_rules_after_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));

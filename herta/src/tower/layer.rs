@@ -7,7 +7,7 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::classify::{AllResponses, ByClassify, ErrorFn, NoHint, ResponseFn};
+use super::classify::{ByClassify, ByStatus, ErrorFn, NoHint, ResponseFn};
 use super::keying::{KeyDeclared, KeyedBy, NoKeyDeclared, Unkeyed};
 use super::service::{ContractService, Shared};
 use crate::call::Bound;
@@ -30,7 +30,7 @@ use crate::runtime::Runtime;
 /// ([`Unkeyed`] or [`KeyedBy`]), `R` how responses are classified, `E` how
 /// the inner service's errors are. Cloning is cheap when the functions
 /// given are.
-pub struct ContractLayer<C, K = Unkeyed, R = AllResponses, E = ByClassify> {
+pub struct ContractLayer<C, K = Unkeyed, R = ByStatus, E = ByClassify> {
     pub(super) runtime: Runtime,
     pub(super) keying: K,
     pub(super) responses: R,
@@ -97,7 +97,7 @@ impl<C, K> ContractLayer<C, K> {
         ContractLayer {
             runtime: runtime.clone(),
             keying,
-            responses: AllResponses,
+            responses: ByStatus,
             errors: ByClassify,
             contract: PhantomData,
         }
@@ -107,9 +107,9 @@ impl<C, K> ContractLayer<C, K> {
 impl<C, K, R, E> ContractLayer<C, K, R, E> {
     /// Classifies the inner service's errors with `classify`
     /// (`Fn(&S::Error) -> herta::Outcome`) instead of their [`Classify`]
-    /// implementation: for error types herta cannot implement it for
-    /// (`reqwest::Error`, `tower::BoxError`). `Success` counts as
-    /// `Permanent`.
+    /// implementation: for error types without one (`tower::BoxError`;
+    /// `reqwest::Error` without herta's `reqwest` feature), or to classify
+    /// differently. `Success` counts as `Permanent`.
     ///
     /// [`Classify`]: crate::Classify
     pub fn classify_error<F>(self, classify: F) -> ContractLayer<C, K, R, ErrorFn<F>> {
