@@ -11,6 +11,14 @@
 //! shadows without an error: the generated `const` check then reports the
 //! clash as one error that suggests `wrapper = ...`. Everything else names
 //! the struct through the module, so a clash causes no further error.
+//!
+//! The price: rustc never shortens in its messages a name that the crate
+//! uses through a glob import, so a type naming the wrapper prints with its
+//! module (`State<__herta_put::Put>`). Declaring the struct beside the
+//! function, or importing it by name, would print `Put`, but a clash would
+//! then be rustc's own "defined multiple times" (E0428 or E0255), which
+//! cannot suggest `wrapper = ...`, and with the struct beside the function
+//! every generated `impl` would apply to the other item, a cascade.
 
 mod checks;
 mod contract;

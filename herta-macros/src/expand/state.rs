@@ -21,6 +21,11 @@ impl Wrapper<'_> {
         let shared = private_path("SharedState", span_range(state));
         let needs_state = self.needs_state_path();
         let ident = &self.ident;
+        // The hidden `bind` takes the runtime as a trait object, not through
+        // a bound on a type parameter: rustc's error then ends with "required
+        // for the cast from `&Runtime` to `&dyn CreditIsBoundWithBindWith`",
+        // where a bound would add "required by a bound in `<impl ...>::bind`",
+        // a note that prints the wrapper with its generated module.
         quote! {
             /// Checks the contract against `runtime` and binds the operation to it, with
             /// the state every call is lent: `state` is a value (moved into an `Arc`
@@ -48,9 +53,9 @@ impl Wrapper<'_> {
 
             /// Not callable: this operation owns state, bind it with `bind_with`.
             #[doc(hidden)]
-            #[allow(private_bounds)]
-            pub fn bind<R: #needs_state>(
-                runtime: &R,
+            #[allow(private_interfaces)]
+            pub fn bind(
+                runtime: &dyn #needs_state,
             ) -> ::core::result::Result<Self, ::herta::BindError> {
                 let _ = runtime;
                 ::core::unreachable!(::core::concat!(::core::stringify!(#ident), " is bound with `bind_with`"))
