@@ -7,8 +7,9 @@
 //! * `catalogue` — a real workload: a CSV catalogue written into SQLite
 //!   through two operations sharing a `db-write` budget.
 //! * `service` — an axum HTTP service whose routes call herta operations;
-//!   its router, operations and error → status mapping are the [`service`]
-//!   module, so that `tests/service.rs` drives the same code over real HTTP.
+//!   its router and operations are the [`service`] module (herta's `axum`
+//!   feature answers its errors), so that `tests/service.rs` drives the
+//!   same code over real HTTP.
 //! * `upstream` — an HTTP client (reqwest) behind
 //!   `herta::tower::ContractLayer`, against a local axum upstream that
 //!   answers 503 and 429; the [`upstream`] module, which

@@ -11,20 +11,15 @@
 //! | `GET /stats` | — | [`herta::Stats`] as text |
 //! | `GET /metrics` | — | herta's metrics (`herta::metrics`) in Prometheus text format, through `metrics-exporter-prometheus` (only in the router of [`observed`]) |
 //!
-//! How a [`herta::Error`] becomes an HTTP response ([`error_response`]).
-//! Bodies are the service's own short texts (herta's messages go to the
-//! log), except a handler's own `Permanent` error, which speaks to the client:
-//!
-//! | herta says | status | headers, body |
-//! |---|---|---|
-//! | `Error::Throttled` (a `Reject` call found no room, a render waited its whole `max_wait`, or the render queue was full) | 429 Too Many Requests | `Retry-After: 1` |
-//! | `Error::DeadlineExceeded`, outcome `Transient` (the request's `x-request-timeout-ms` ran out) | 504 Gateway Timeout | — |
-//! | `Error::Stopping` (the runtime is shutting down) | 503 Service Unavailable | `Connection: close` |
-//! | outcome `Uncertain` (a failed or timed-out `NonIdempotent` call) | 502 Bad Gateway | the body says the outcome is **unknown**: it may or may not have taken effect, check before retrying |
-//! | `Error::TimedOut`, outcome `Transient` | 504 Gateway Timeout | — |
-//! | `Error::Failed`, outcome `Transient` (retries used up) | 503 Service Unavailable | `Retry-After: 1` |
-//! | `Error::Failed`, outcome `Throttled` (downstream said busy) | 429 Too Many Requests | `Retry-After: 1` |
-//! | `Error::Failed`, outcome `Permanent` | 422 Unprocessable Content | the handler's error (the request cannot succeed as sent) |
+//! A route returns `Result<_, herta::Error<E>>` and uses `?` on its call:
+//! herta's `axum` feature makes the error a response (`IntoResponse for
+//! herta::Error`, whose table is in herta's docs): `Throttled` 429 with
+//! `Retry-After: 1`, `Stopping` 503 with `Connection: close`,
+//! `TimedOut`/`DeadlineExceeded` 504, and a failed call by its outcome —
+//! 502 for `Uncertain` (a lost charge reply: the body says the outcome is
+//! **unknown**, check before retrying), 503 `Transient` or `Throttled`, 500
+//! `Permanent`. Bodies are short texts that name no key, operation or
+//! handler error; the route logs the whole error chain first ([`log`]).
 //!
 //! **Overload.** A render waits at most `max_wait` (1 s) for a slot, and at
 //! most 64 renders queue ([`RENDER`]'s `queue = 64`): past either, the
@@ -50,20 +45,18 @@
 //! each handler at a gate until the test releases it, so load is exact.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
-use herta::{BindError, Classify, Context, Error, Outcome, Runtime};
+use herta::{BindError, Context, Error, Runtime};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
@@ -482,14 +475,16 @@ async fn render_route(
     Path(job): Path<String>,
     headers: HeaderMap,
 ) -> Response {
+    let timeout = match request_timeout(&headers) {
+        Ok(timeout) => timeout,
+        Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
+    };
     let call = app.render.call(job, app.backend);
-    match request_timeout(&headers) {
-        Ok(None) => respond(call.await),
-        Ok(Some(timeout)) => {
-            respond(herta::deadline(tokio::time::Instant::now() + timeout, call).await)
-        }
-        Err(message) => (StatusCode::BAD_REQUEST, message).into_response(),
-    }
+    let page = match timeout {
+        None => call.await,
+        Some(timeout) => herta::deadline(tokio::time::Instant::now() + timeout, call).await,
+    };
+    page.inspect_err(log).into_response()
 }
 
 /// The `x-request-timeout-ms` header, if sent.
@@ -512,8 +507,17 @@ fn request_timeout(headers: &HeaderMap) -> Result<Option<Duration>, String> {
         })
 }
 
-async fn charge_route(State(app): State<AppState>, Path(customer): Path<String>) -> Response {
-    respond(app.charge.call(customer, app.backend).await)
+async fn charge_route(
+    State(app): State<AppState>,
+    Path(customer): Path<String>,
+) -> Result<String, Error<ChargeError>> {
+    // `?` turns a herta error into its HTTP response.
+    let receipt = app
+        .charge
+        .call(customer, app.backend)
+        .await
+        .inspect_err(log)?;
+    Ok(receipt)
 }
 
 /// The body is one row per line: `sku,price_cents`.
@@ -526,12 +530,12 @@ async fn catalogue_route(
         Ok(rows) => rows,
         Err(message) => return (StatusCode::BAD_REQUEST, message).into_response(),
     };
-    respond(
-        app.catalogue
-            .call(brand.clone(), rows, app.backend)
-            .await
-            .map(|n| format!("replaced {brand}: {n} rows\n")),
-    )
+    app.catalogue
+        .call(brand.clone(), rows, app.backend)
+        .await
+        .inspect_err(log)
+        .map(|n| format!("replaced {brand}: {n} rows\n"))
+        .into_response()
 }
 
 async fn stats_route(State(app): State<AppState>) -> String {
@@ -563,78 +567,18 @@ pub fn parse_rows(body: &str) -> Result<Vec<Row>, String> {
         .collect()
 }
 
-/// `200 OK` with the value, or [`error_response`].
-fn respond<T: Into<Body>, E: fmt::Display + Classify>(result: Result<T, Error<E>>) -> Response {
-    match result {
-        Ok(body) => (StatusCode::OK, body.into()).into_response(),
-        Err(err) => error_response(&err),
+/// Logs a failed call with its whole chain (`herta::Error`'s own line,
+/// then each `source()`: the handler's error and what it wraps), for the
+/// server's log only: clients get herta's short bodies.
+pub fn log<E: std::error::Error + 'static>(err: &Error<E>) {
+    let mut line = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        line.push_str(": ");
+        line.push_str(&cause.to_string());
+        source = cause.source();
     }
-}
-
-/// The HTTP response for a herta error (the table in the module docs).
-///
-/// Bodies are the service's own short texts: herta's error messages (which
-/// name operations, budgets and keys) go to the server's log, not to
-/// clients. Only a handler's own `Permanent` error (a bad request body, say)
-/// is shown, because it speaks to the client. `Retry-After` is the
-/// upstream's own hint when the call ended with one (whole seconds, rounded
-/// up), else 1 s.
-pub fn error_response<E: fmt::Display + Classify>(err: &Error<E>) -> Response {
-    let seconds = err.retry_after().map_or(1, |hint| {
-        hint.as_secs() + u64::from(hint.subsec_nanos() > 0)
-    });
-    let retry_after = [(header::RETRY_AFTER, HeaderValue::from(seconds))];
-    tracing::info!(target: "service", error = %describe(err), "request failed");
-    match (err, err.outcome()) {
-        (Error::Throttled { .. }, _) => (
-            StatusCode::TOO_MANY_REQUESTS,
-            retry_after,
-            format!("busy; retry after {seconds} s\n"),
-        )
-            .into_response(),
-        (Error::Stopping { .. }, _) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::CONNECTION, HeaderValue::from_static("close"))],
-            "shutting down\n",
-        )
-            .into_response(),
-        (_, Outcome::Uncertain) => (
-            StatusCode::BAD_GATEWAY,
-            "outcome unknown: the request may or may not have taken effect; \
-             check before retrying\n",
-        )
-            .into_response(),
-        (Error::TimedOut { .. }, _) => (StatusCode::GATEWAY_TIMEOUT, "timed out\n").into_response(),
-        (Error::DeadlineExceeded { .. }, _) => {
-            (StatusCode::GATEWAY_TIMEOUT, "request deadline exceeded\n").into_response()
-        }
-        (_, Outcome::Transient) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            retry_after,
-            format!("temporarily unavailable; retry after {seconds} s\n"),
-        )
-            .into_response(),
-        (_, Outcome::Throttled) => (
-            StatusCode::TOO_MANY_REQUESTS,
-            retry_after,
-            format!("busy downstream; retry after {seconds} s\n"),
-        )
-            .into_response(),
-        _ => match err.handler_error() {
-            Some(source) => {
-                (StatusCode::UNPROCESSABLE_ENTITY, format!("{source}\n")).into_response()
-            }
-            None => (StatusCode::INTERNAL_SERVER_ERROR, "failed\n").into_response(),
-        },
-    }
-}
-
-/// The error, with the handler's own error after it (for the server's log).
-fn describe<E: fmt::Display>(err: &Error<E>) -> String {
-    match err.handler_error() {
-        Some(source) => format!("{err}: {source}"),
-        None => err.to_string(),
-    }
+    tracing::info!(target: "service", error = %line, "request failed");
 }
 
 // ------------------------------------------------------------------ serving

@@ -9,29 +9,37 @@
 //! | `GET /flaky/{id}` | `503` the first time per `id`, then `200 price:{id}` |
 //! | `GET /throttled/{id}` | always `429` with `Retry-After: 120` |
 //! | `GET /gated/{id}` | `200` once the test opens the gate ([`Upstream::open`]); counts requests in flight |
+//! | `GET /later/{id}` | `429` with an HTTP-date `Retry-After` 8 s ahead the first time per `id`, then `200 later:{id}`; records when each request came ([`Upstream::times`]) |
+//! | `POST /cut/{id}` | `200` and the first bytes of a body that then breaks off (the connection closes mid-body) |
 //!
 //! The client ([`client`]) runs every request under [`CallUpstream`]: at most
 //! [`UPSTREAM`]'s 2 requests at the upstream at once (the others wait
-//! holding nothing), `503` retried as `Transient`, `429` classified
-//! `Throttled` with its `Retry-After` as the retry hint (120 s is above the
-//! backoff's cap, so the call ends at once and the caller can forward the
-//! hint), and connection errors `Transient`.
+//! holding nothing). It says nothing about HTTP: herta's `reqwest` feature
+//! does. The layer's default classifies each `reqwest::Response` by its
+//! status (`herta::http::outcome_of`: `503` `Transient`, retried; `429`
+//! `Throttled`) with its `Retry-After` as the retry hint
+//! (`herta::http::retry_after`, either form: 120 s is above the backoff's
+//! cap, so the call ends at once and the caller can forward the hint; a
+//! date 8 s ahead is waited for, then retried), and `reqwest::Error`
+//! classifies itself (a refused connection `Transient`).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use herta::tower::{ContractLayer, ServiceError};
-use herta::{BindError, Outcome, Runtime};
+use herta::{BindError, Runtime};
 use tokio::sync::{watch, Semaphore};
+use tokio::time::Instant;
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -53,55 +61,43 @@ pub struct CallUpstream;
 #[derive(Debug, Clone)]
 pub struct Fetch(pub String);
 
-/// The upstream's answer, body read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    /// The HTTP status.
-    pub status: u16,
-    /// `Retry-After`, in seconds, if sent.
-    pub retry_after: Option<Duration>,
-    /// The body.
-    pub body: String,
-}
-
-/// The inner service: one GET with reqwest.
+/// The inner service: one GET with reqwest. The response comes back when
+/// its head has arrived; the caller reads the body.
 #[derive(Debug, Clone)]
 pub struct HttpClient {
     client: reqwest::Client,
     base: String,
 }
 
+impl HttpClient {
+    /// A client of the upstream at `base` (`http://127.0.0.1:port`).
+    pub fn new(base: String) -> HttpClient {
+        HttpClient::with_client(reqwest::Client::new(), base)
+    }
+
+    /// The same, sending with `client`.
+    pub fn with_client(client: reqwest::Client, base: String) -> HttpClient {
+        HttpClient { client, base }
+    }
+}
+
 impl Service<Fetch> for HttpClient {
-    type Response = Reply;
+    type Response = reqwest::Response;
     type Error = reqwest::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Reply, reqwest::Error>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, reqwest::Error>> + Send>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), reqwest::Error>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, Fetch(path): Fetch) -> Self::Future {
-        let request = self.client.get(format!("{}{path}", self.base));
-        Box::pin(async move {
-            let response = request.send().await?;
-            let retry_after = response
-                .headers()
-                .get(header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok()?.parse().ok())
-                .map(Duration::from_secs);
-            let status = response.status().as_u16();
-            let body = response.text().await?;
-            Ok(Reply {
-                status,
-                retry_after,
-                body,
-            })
-        })
+        Box::pin(self.client.get(format!("{}{path}", self.base)).send())
     }
 }
 
-/// The error of a [`client`] call.
-pub type ClientError = herta::Error<ServiceError<reqwest::Error, Reply>>;
+/// The error of a [`client`] call: a failed response comes back inside
+/// it (`ServiceError::Response`).
+pub type ClientError = herta::Error<ServiceError<reqwest::Error, reqwest::Response>>;
 
 /// reqwest to `base` (`http://127.0.0.1:port`) under [`CallUpstream`],
 /// bound to `runtime` (which declares [`UPSTREAM`]).
@@ -115,38 +111,21 @@ pub fn client(
 ) -> Result<
     impl Service<
             Fetch,
-            Response = Reply,
+            Response = reqwest::Response,
             Error = ClientError,
-            Future = impl Future<Output = Result<Reply, ClientError>> + Send,
+            Future = impl Future<Output = Result<reqwest::Response, ClientError>> + Send,
         > + Clone,
     BindError,
 > {
-    let layer = ContractLayer::<CallUpstream>::bind(runtime)?
-        .classify_error(|e: &reqwest::Error| {
-            if e.is_connect() || e.is_timeout() {
-                Outcome::Transient
-            } else {
-                Outcome::Permanent
-            }
-        })
-        .classify_response(|reply: &Reply| match reply.status {
-            429 => Some(Outcome::Throttled),
-            502..=504 => Some(Outcome::Transient),
-            _ => None,
-        })
-        .response_retry_after(|reply: &Reply| reply.retry_after);
-    let http = HttpClient {
-        client: reqwest::Client::new(),
-        base,
-    };
-    Ok(layer.layer(http))
+    Ok(ContractLayer::<CallUpstream>::bind(runtime)?.layer(HttpClient::new(base)))
 }
 
 /// What the upstream saw.
 #[derive(Debug)]
 pub struct Upstream {
-    /// Requests per path.
-    hits: Mutex<HashMap<String, u32>>,
+    /// When each request came, per path (tokio's clock, so a test on a
+    /// paused clock reads the time it set).
+    hits: Mutex<HashMap<String, Vec<Instant>>>,
     /// `/gated` requests inside the handler now (a watch, to wait on).
     in_flight: watch::Sender<u32>,
     /// The most `/gated` requests inside at once.
@@ -172,7 +151,17 @@ impl Upstream {
 
     /// How many requests `path` received.
     pub fn hits(&self, path: &str) -> u32 {
-        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+        self.times(path).len().try_into().unwrap()
+    }
+
+    /// When each request for `path` came, in order.
+    pub fn times(&self, path: &str) -> Vec<Instant> {
+        self.hits
+            .lock()
+            .unwrap()
+            .get(path)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// `/gated` requests inside the handler now, to wait on.
@@ -185,11 +174,11 @@ impl Upstream {
         *self.peak.lock().unwrap()
     }
 
-    fn hit(&self, path: String) -> u32 {
+    fn hit(&self, path: String) -> usize {
         let mut hits = self.hits.lock().unwrap();
-        let n = hits.entry(path).or_default();
-        *n += 1;
-        *n
+        let times = hits.entry(path).or_default();
+        times.push(Instant::now());
+        times.len()
     }
 }
 
@@ -199,6 +188,8 @@ pub fn upstream_app(upstream: Arc<Upstream>) -> Router {
         .route("/flaky/{id}", get(flaky))
         .route("/throttled/{id}", get(throttled))
         .route("/gated/{id}", get(gated))
+        .route("/later/{id}", get(later))
+        .route("/cut/{id}", post(cut))
         .with_state(upstream)
 }
 
@@ -229,4 +220,35 @@ async fn gated(State(up): State<Arc<Upstream>>, Path(id): Path<String>) -> impl 
     permit.forget();
     up.in_flight.send_modify(|n| *n -= 1);
     (StatusCode::OK, format!("done:{id}"))
+}
+
+/// How far ahead `/later`'s `Retry-After` date is.
+pub const LATER: Duration = Duration::from_secs(8);
+
+async fn later(State(up): State<Arc<Upstream>>, Path(id): Path<String>) -> impl IntoResponse {
+    match up.hit(format!("/later/{id}")) {
+        1 => {
+            let date = httpdate::fmt_http_date(SystemTime::now() + LATER);
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, HeaderValue::try_from(date).unwrap())],
+                "later".to_owned(),
+            )
+                .into_response()
+        }
+        _ => (StatusCode::OK, format!("later:{id}")).into_response(),
+    }
+}
+
+async fn cut(State(up): State<Arc<Upstream>>, Path(id): Path<String>) -> impl IntoResponse {
+    use futures_util::StreamExt as _;
+    up.hit(format!("/cut/{id}"));
+    // The head and the first bytes go out when the body is first pending
+    // (hyper flushes then); the next poll breaks the body off.
+    let first = futures_util::stream::iter([Ok("the first bytes")]);
+    let broken = futures_util::stream::once(async {
+        tokio::task::yield_now().await;
+        Err(std::io::Error::other("the upstream broke off"))
+    });
+    (StatusCode::OK, Body::from_stream(first.chain(broken)))
 }

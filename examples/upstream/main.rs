@@ -25,8 +25,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         match client.call(Fetch(path.to_owned())).await {
             Ok(reply) => println!(
                 "{path}: {} {:?} ({} request(s) upstream)",
-                reply.status,
-                reply.body,
+                reply.status(),
+                reply.text().await?,
                 up.hits(path)
             ),
             Err(err) => println!(

@@ -7,7 +7,7 @@
 //! * the `#[herta::operation]` macro rejects unsafe `retry(on = …)` lists at
 //!   compile time with [`retry_verdict`];
 //! * the runtime checks the same table again before every retry (belt and
-//!   braces, as the Go reference does);
+//!   braces: the runtime does not rely on the macro having checked it);
 //! * the docs' copies of the table are checked against [`RETRY_TABLE`] by a
 //!   test (`tests/retry_table_docs.rs`, which can rewrite them).
 //!

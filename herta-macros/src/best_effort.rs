@@ -11,7 +11,7 @@ use syn::{FnArg, GenericParam, Ident, ReturnType};
 
 use crate::handler;
 use crate::model::{Attr, JitterWord, Operation, ResourceKey};
-use crate::syntax::IntLiteral;
+use crate::syntax::{float_type, IntLiteral};
 
 /// A resource the contract holds.
 #[derive(Clone)]
@@ -89,11 +89,17 @@ impl Operation {
         self.attr.timeout()
     }
 
-    /// The `serialize_by` key, when it names a parameter.
+    /// The `serialize_by` key, when it names a parameter whose type may be
+    /// one (not a float: rule 8).
     pub fn key(&self) -> Option<KeyUse> {
         let by = self.attr.serialize_by.as_ref()?;
+        let param = self.handler.param_named(&by.param)?;
+        if float_type(&self.handler.params[param].ty).is_some() {
+            // Rule 8 refused the float already: no `bind` bound to repeat it.
+            return None;
+        }
         Some(KeyUse {
-            param: self.handler.param_named(&by.param)?,
+            param,
             scope: by
                 .scope
                 .as_ref()

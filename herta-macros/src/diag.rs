@@ -45,9 +45,21 @@ impl Errors {
         self.0.iter().map(ToString::to_string).collect()
     }
 
-    /// `compile_error!` invocations, each spanned on its token(s).
+    /// `compile_error!` invocations, each spanned on its token(s), in
+    /// source order: by the line, then the column, of each error's first
+    /// token, as a reader meets the mistakes (errors at one place keep the
+    /// order they were found in). The rules run by topic, so the order they
+    /// find errors in is not the attribute's.
     pub fn to_compile_errors(&self) -> TokenStream {
-        self.0.iter().map(syn::Error::to_compile_error).collect()
+        let mut errors: Vec<&syn::Error> = self.0.iter().collect();
+        errors.sort_by_key(|error| {
+            let start = error.span().start();
+            (start.line, start.column)
+        });
+        errors
+            .into_iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
     }
 }
 

@@ -186,8 +186,9 @@ impl Param {
 /// A type written as herta's `Context`: `Context`, `herta::Context` or
 /// `::herta::Context`, without generic arguments. Any other path ending in
 /// `Context` (`my::Context`, `opentelemetry::Context`, `std::task::Context<'_>`)
-/// is an ordinary parameter: taking it for herta's gave a wrong error and a
-/// second one at every call (found by a fresh user, session 6).
+/// is an ordinary parameter: taking another crate's `Context` for herta's
+/// would report a misplaced `Context` and drop it from `call`, so every
+/// call site would show a second error.
 pub(crate) fn is_context(ty: &Type) -> bool {
     match ty {
         Type::Path(p) => {

@@ -4,22 +4,29 @@
 //! to `::herta::...`.
 //!
 //! The crate is laid out like `thiserror-impl` (`ast → valid → expand`):
+//! one typed model, read by `parse`, checked by `rules` and generated from
+//! by `expand`, each module importing only from the layers below it.
 //!
-//! * `parse` reads the attribute once into the typed, spanned `model`
-//!   (keys as `Key`s; effects, outcomes and admission modes as
-//!   herta-contract's enums, with their spans) and reports shape errors;
-//!   `handler` reads the function (its body kept as raw tokens);
-//! * `rules` applies the contract rules of herta's design (§5) to the
-//!   model, one function per rule, accumulating every error with the span
-//!   of the offending token (`diag`);
-//! * `expand` generates the wrapper type with `quote`, reading only the
-//!   model (through `best_effort`, which falls back to harmless values
-//!   where a rule failed, so the wrapper is always generated).
+//! * Helpers: `syntax` (integer literals, paths and types as written),
+//!   `diag` (the one shape of an error, and the list that collects them)
+//!   and `vocab` (the words of a contract from `herta-contract`, and "did
+//!   you mean").
+//! * The model: `model` (the attribute's keys and values, typed and
+//!   spanned: effects, outcomes and admission modes as herta-contract's
+//!   enums), `handler` (the function, its body kept as raw tokens) and
+//!   `state` (its `#[state]` parameter); `best_effort` reads the model
+//!   leniently, with harmless values where a rule failed, so the wrapper
+//!   is always generated.
+//! * `parse` reads the attribute once into the model and reports shape
+//!   errors.
+//! * `rules` applies the contract rules (numbered as in the documentation
+//!   of [`operation`] below), one function per rule, accumulating every
+//!   error with the span of the offending token.
+//! * `expand` runs `parse` and `rules`, then generates the wrapper type
+//!   with `quote`, reading only the model (through `best_effort`).
 //!
-//! The words of a contract and the "did you mean" rule come from
-//! `herta-contract` (`vocab`). `resources` and `classify` implement the
-//! other two macros; `syntax` holds what all three read (integer literals,
-//! paths).
+//! `resources` and `classify` implement the other two macros, on the same
+//! helpers.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

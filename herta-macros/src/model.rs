@@ -14,6 +14,7 @@ use syn::{Ident, LitStr};
 
 use crate::handler::Handler;
 use crate::syntax::{path_text, IntLiteral};
+use crate::vocab::Vocabulary;
 
 /// An operation: its contract and its function.
 pub(crate) struct Operation {
@@ -317,6 +318,20 @@ impl JitterWord {
             JitterWord::Equal => "Equal",
             JitterWord::None => "None",
         }
+    }
+}
+
+/// The jitter modes are a vocabulary of the macro's own, read and
+/// suggested like herta-contract's.
+impl Vocabulary for JitterWord {
+    const KIND: &'static str = "a jitter mode";
+    const PLURAL: &'static str = "jitter modes";
+    const TYPE: &'static str = "Jitter";
+    const NAMES: &'static [&'static str] = &JitterWord::NAMES;
+    fn from_name(name: &str) -> Option<Self> {
+        [JitterWord::Full, JitterWord::Equal, JitterWord::None]
+            .into_iter()
+            .find(|j| j.name() == name)
     }
 }
 

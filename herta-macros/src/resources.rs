@@ -128,109 +128,130 @@ pub(crate) fn entries(input: ParseStream<'_>) -> syn::Result<Vec<Entry>> {
     Ok(entries)
 }
 
-/// Checks every entry; one error per problem.
+/// Checks every entry; one error per problem, entry by entry.
 pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
     let mut errors = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
-        let earlier = &entries[..i];
-        if entry.name.value().trim().is_empty() {
-            errors.push(error(
-                entry.name.span(),
-                "a resource name cannot be empty: contracts, errors and stats refer to the resource by it",
-                format_args!(
-                    "name it, e.g. `{}: \"{}\" = ...`",
-                    entry.ident,
-                    entry.ident.to_string().to_lowercase().replace('_', "-")
-                ),
-            ));
-        } else if let Some(first) = earlier
-            .iter()
-            .find(|e| e.name.value() == entry.name.value())
-        {
-            errors.push(error(
-                entry.name.span(),
-                format_args!(
-                    "the resource name {:?} is declared twice (also by `{}`); each resource has its own name",
-                    entry.name.value(),
-                    first.ident
-                ),
-                "rename one of them, or remove the second declaration",
-            ));
-        }
-        if earlier.iter().any(|e| e.ident == entry.ident) {
-            errors.push(error(
-                entry.ident.span(),
-                format_args!("the resource constant `{}` is declared twice", entry.ident),
-                "rename one of them, or remove the second declaration",
-            ));
-        }
-        if let Some(text) = quoted(&entry.capacity) {
-            errors.push(error(
-                entry.capacity.span(),
-                format_args!(
-                    "resource `{}` takes its capacity as a number, not a string",
-                    entry.ident
-                ),
-                format_args!("write `= {}` without the quotes", number_or(&text, "4")),
-            ));
-        }
-        match capacity(&entry.capacity) {
-            Some(IntLiteral::Value(0)) => errors.push(error(
-                entry.capacity.span(),
-                format_args!(
-                    "resource `{}` has capacity 0, so no call could ever hold it",
-                    entry.ident
-                ),
-                "give it a capacity of at least 1",
-            )),
-            Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
-                &entry.capacity,
-                format_args!("resource `{}` has a negative capacity", entry.ident),
-                "give it a capacity of at least 1",
-            )),
-            Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
-                entry.capacity.span(),
-                format_args!("resource `{}` has a capacity above `u32::MAX`", entry.ident),
-                "use a capacity that fits in a `u32`",
-            )),
-            Some(IntLiteral::Value(_)) | None => {}
-        }
+        errors.extend(name_errors(entry, &entries[..i]));
+        errors.extend(capacity_errors(entry));
         if let Some(queue) = &entry.queue {
-            if let Some(text) = quoted(queue) {
-                errors.push(error(
-                    queue.span(),
-                    format_args!(
-                        "resource `{}` takes its queue limit as a number, not a string",
-                        entry.ident
-                    ),
-                    format_args!(
-                        "write `queue = {}` without the quotes",
-                        number_or(&text, "64")
-                    ),
-                ));
-            }
-            match int_literal(queue) {
-                Some(IntLiteral::Value(0)) => errors.push(error(
-                    queue.span(),
-                    format_args!(
-                        "resource `{}` has `queue = 0`, so every call that has to wait would be refused",
-                        entry.ident
-                    ),
-                    "give it a queue of at least 1, or remove `queue` and declare `admission = Reject` on the operations that must never wait",
-                )),
-                Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
-                    queue,
-                    format_args!("resource `{}` has a negative queue limit", entry.ident),
-                    "give it a queue of at least 1",
-                )),
-                Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
-                    queue.span(),
-                    format_args!("resource `{}` has a queue limit above `u32::MAX`", entry.ident),
-                    "use a queue limit that fits in a `u32`, or remove `queue` for no limit",
-                )),
-                Some(IntLiteral::Value(_)) | None => {}
-            }
+            errors.extend(queue_errors(entry, queue));
         }
+    }
+    errors
+}
+
+/// The name is not empty, and neither the name nor the constant's
+/// identifier was declared by an `earlier` entry.
+fn name_errors(entry: &Entry, earlier: &[Entry]) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    if entry.name.value().trim().is_empty() {
+        errors.push(error(
+            entry.name.span(),
+            "a resource name cannot be empty: contracts, errors and stats refer to the resource by it",
+            format_args!(
+                "name it, e.g. `{}: \"{}\" = ...`",
+                entry.ident,
+                entry.ident.to_string().to_lowercase().replace('_', "-")
+            ),
+        ));
+    } else if let Some(first) = earlier
+        .iter()
+        .find(|e| e.name.value() == entry.name.value())
+    {
+        errors.push(error(
+            entry.name.span(),
+            format_args!(
+                "the resource name {:?} is declared twice (also by `{}`); each resource has its own name",
+                entry.name.value(),
+                first.ident
+            ),
+            "rename one of them, or remove the second declaration",
+        ));
+    }
+    if earlier.iter().any(|e| e.ident == entry.ident) {
+        errors.push(error(
+            entry.ident.span(),
+            format_args!("the resource constant `{}` is declared twice", entry.ident),
+            "rename one of them, or remove the second declaration",
+        ));
+    }
+    errors
+}
+
+/// The capacity is a number (not a string), at least 1 and a `u32`.
+fn capacity_errors(entry: &Entry) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    if let Some(text) = quoted(&entry.capacity) {
+        errors.push(error(
+            entry.capacity.span(),
+            format_args!(
+                "resource `{}` takes its capacity as a number, not a string",
+                entry.ident
+            ),
+            format_args!("write `= {}` without the quotes", number_or(&text, "4")),
+        ));
+    }
+    match capacity(&entry.capacity) {
+        Some(IntLiteral::Value(0)) => errors.push(error(
+            entry.capacity.span(),
+            format_args!(
+                "resource `{}` has capacity 0, so no call could ever hold it",
+                entry.ident
+            ),
+            "give it a capacity of at least 1",
+        )),
+        Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
+            &entry.capacity,
+            format_args!("resource `{}` has a negative capacity", entry.ident),
+            "give it a capacity of at least 1",
+        )),
+        Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
+            entry.capacity.span(),
+            format_args!("resource `{}` has a capacity above `u32::MAX`", entry.ident),
+            "use a capacity that fits in a `u32`",
+        )),
+        Some(IntLiteral::Value(_)) | None => {}
+    }
+    errors
+}
+
+/// The queue limit is a number (not a string), at least 1 and a `u32`.
+fn queue_errors(entry: &Entry, queue: &Expr) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    if let Some(text) = quoted(queue) {
+        errors.push(error(
+            queue.span(),
+            format_args!(
+                "resource `{}` takes its queue limit as a number, not a string",
+                entry.ident
+            ),
+            format_args!(
+                "write `queue = {}` without the quotes",
+                number_or(&text, "64")
+            ),
+        ));
+    }
+    match int_literal(queue) {
+        Some(IntLiteral::Value(0)) => errors.push(error(
+            queue.span(),
+            format_args!(
+                "resource `{}` has `queue = 0`, so every call that has to wait would be refused",
+                entry.ident
+            ),
+            "give it a queue of at least 1, or remove `queue` and declare `admission = Reject` on the operations that must never wait",
+        )),
+        Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
+            queue,
+            format_args!("resource `{}` has a negative queue limit", entry.ident),
+            "give it a queue of at least 1",
+        )),
+        Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
+            queue.span(),
+            format_args!("resource `{}` has a queue limit above `u32::MAX`", entry.ident),
+            "use a queue limit that fits in a `u32`, or remove `queue` for no limit",
+        )),
+        Some(IntLiteral::Value(_)) | None => {}
     }
     errors
 }

@@ -1,13 +1,9 @@
 //! The state parameter: `#[state] ledger: &Ledger`, first, filled by the
 //! wrapper from what `bind_with` was given. Read here from the function
 //! (the attribute removed, so the function is emitted as plain Rust); rule
-//! 15 ([`rule_15_state`]) checks its place and form.
+//! 15 (in [`rules`](crate::rules)) checks its place and form.
 
-use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, Pat, Signature, Type};
-
-use crate::diag::{error, error_spanned};
-use crate::syntax::pretty;
 
 /// A parameter marked `#[state]`.
 pub(crate) struct StateParam {
@@ -35,10 +31,7 @@ impl StateParam {
     pub fn valid(&self) -> bool {
         self.index == 0
             && matches!(self.attr.meta, syn::Meta::Path(_))
-            && self
-                .referent
-                .as_ref()
-                .is_some_and(crate::expand::types::owned)
+            && self.referent.as_ref().is_some_and(crate::syntax::owned)
     }
 }
 
@@ -74,78 +67,4 @@ pub(crate) fn take(sig: &mut Signature) -> Vec<StateParam> {
         });
     }
     states
-}
-
-/// Rule 15: one state parameter, first, written `#[state] name: &Type`,
-/// whose type owns its data. One error per offending parameter.
-pub(crate) fn rule_15_state(states: &[StateParam], function: &Ident) -> Vec<syn::Error> {
-    let mut errors = Vec::new();
-    for (i, state) in states.iter().enumerate() {
-        let name = state
-            .declared
-            .as_ref()
-            .map_or_else(|| "state".to_owned(), Ident::to_string);
-        let shown = pretty(&state.ty);
-        let error = if i > 0 {
-            error_spanned(
-                &state.attr,
-                "an operation has one state parameter, and this is a second one",
-                format_args!("put what `{function}` needs in one struct, e.g. `struct Deps {{ ledger: Ledger, mailer: Mailer }}`, and take `#[state] deps: &Deps`"),
-            )
-        } else if state.index != 0 {
-            error_spanned(
-                &state.attr,
-                "the state parameter must be the first parameter of an operation",
-                format_args!("move it first: `async fn {function}(#[state] {name}: {shown}, ...)`; a `Context` comes right after it"),
-            )
-        } else if !matches!(state.attr.meta, syn::Meta::Path(_)) {
-            error_spanned(
-                &state.attr,
-                "`#[state]` takes no arguments",
-                "write `#[state]` before the parameter",
-            )
-        } else if let Some(e) = form(state, &name) {
-            e
-        } else {
-            continue;
-        };
-        errors.push(error);
-    }
-    errors
-}
-
-/// The state's form: by shared reference, not `'static`, to an owned type.
-fn form(state: &StateParam, name: &str) -> Option<syn::Error> {
-    let Type::Reference(r) = &state.ty else {
-        let shown = pretty(&state.ty);
-        return Some(error_spanned(
-            &state.ty,
-            format_args!("the state parameter is taken by shared reference: bound once, it is shared by every call and attempt, never moved or cloned, and `{shown}` is by value"),
-            format_args!("write `#[state] {name}: &{shown}`"),
-        ));
-    };
-    let referent = pretty(&r.elem);
-    if let Some(mutability) = r.mutability {
-        return Some(error(
-            mutability.span(),
-            "the state parameter cannot be `&mut`: concurrent calls share it",
-            format_args!(
-                "take `&{referent}` and keep what changes behind a `Mutex` or an atomic inside it"
-            ),
-        ));
-    }
-    if let Some(lifetime) = r.lifetime.as_ref().filter(|l| l.ident == "static") {
-        return Some(error(
-            lifetime.span(),
-            "the state is lent to each call by its wrapper, not for `'static`",
-            format_args!("write `#[state] {name}: &{referent}`"),
-        ));
-    }
-    (!crate::expand::types::owned(&r.elem)).then(|| {
-        error_spanned(
-            &*r.elem,
-            format_args!("the state type must own its data (be `'static`): the wrapper keeps it for as long as it is bound, and `{referent}` borrows"),
-            "hold owned values (or `Arc`s) in the state type",
-        )
-    })
 }

@@ -1,9 +1,9 @@
 //! Small readings of Rust syntax shared by the three macros: integer
 //! literals, paths and types as a person writes them.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{Expr, ExprLit, ExprUnary, Lit, UnOp};
+use syn::{Expr, ExprLit, ExprUnary, Lit, Type, UnOp};
 
 /// An integer literal, possibly negated: units and capacities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,4 +84,58 @@ pub(crate) fn span_range(tokens: &impl ToTokens) -> (Span, Span) {
 /// The span of the whole attribute, for the only errors with no better token.
 pub(crate) fn attribute_span() -> Span {
     Span::call_site()
+}
+
+/// A type with no lifetime but `'static` (so no elided reference either):
+/// usable in `Operation::Args`.
+pub(crate) fn owned(ty: &Type) -> bool {
+    fn scan(tokens: TokenStream) -> bool {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, token) in tokens.iter().enumerate() {
+            let next_is = |offset: usize, text: &str| {
+                tokens
+                    .get(i + offset)
+                    .is_some_and(|t| t.to_string() == text)
+            };
+            match token {
+                // `&'static T` is owned enough; `&T` and `&'a T` are not.
+                TokenTree::Punct(p)
+                    if p.as_char() == '&' && !(next_is(1, "'") && next_is(2, "static")) =>
+                {
+                    return false;
+                }
+                TokenTree::Punct(p) if p.as_char() == '\'' && !next_is(1, "static") => {
+                    return false
+                }
+                TokenTree::Group(g) if !scan(g.stream()) => return false,
+                _ => {}
+            }
+        }
+        true
+    }
+    scan(ty.to_token_stream())
+}
+
+/// The float a type names, as written: `f32` or `f64`, behind any
+/// references or parentheses, with the integer type of its bits (`u32`,
+/// `u64`). `None` for any other type, a float inside one included.
+pub(crate) fn float_type(ty: &Type) -> Option<(&syn::Ident, &'static str)> {
+    let mut inner = ty;
+    loop {
+        match inner {
+            Type::Reference(reference) => inner = &reference.elem,
+            Type::Paren(paren) => inner = &paren.elem,
+            Type::Group(group) => inner = &group.elem,
+            _ => break,
+        }
+    }
+    let Type::Path(path) = inner else {
+        return None;
+    };
+    let float = path.path.get_ident().filter(|_| path.qself.is_none())?;
+    match float.to_string().as_str() {
+        "f32" => Some((float, "u32")),
+        "f64" => Some((float, "u64")),
+        _ => None,
+    }
 }

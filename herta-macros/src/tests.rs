@@ -978,3 +978,64 @@ fn only_herta_s_context_paths_name_the_context() {
         );
     }
 }
+
+/// Errors come out in the order they are written in the attribute, though
+/// the rules find them by topic (retry before resources before timeout).
+#[test]
+fn errors_are_emitted_in_source_order() {
+    let args: TokenStream =
+        r#"resources("worker" = 0), retry(on = [Uncertain], max = 2), timeout = "soon", effect = NonIdempotent"#
+            .parse()
+            .unwrap();
+    let item: TokenStream = "async fn charge(customer: String) -> Result<u64, E> { todo!() }"
+        .parse()
+        .unwrap();
+    let output = expand::operation(args, item).to_string();
+    let at = |text: &str| {
+        output
+            .find(text)
+            .unwrap_or_else(|| panic!("no {text:?} in {output}"))
+    };
+    let units = at("resource units must be at least 1");
+    let uncertain = at("must not retry `Uncertain`");
+    let timeout = at("is not a duration");
+    assert!(units < uncertain && uncertain < timeout, "{output}");
+}
+
+/// A float key is one error on its type, in the user's words; a float
+/// inside a type of the user's is left to rustc (it cannot be seen here).
+#[test]
+fn rule_8_a_float_cannot_be_a_key() {
+    for (ty, float, bits) in [
+        (quote!(f64), "f64", "u64"),
+        (quote!(&f64), "f64", "u64"),
+        (quote!(f32), "f32", "u32"),
+    ] {
+        let (_, errors) = run(
+            quote!(effect = Idempotent, serialize_by = price),
+            quote!(async fn quote(price: #ty) -> Result<u64, E> { todo!() }),
+        );
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert_shape(&errors[0]);
+        assert!(
+            errors[0].starts_with(&format!(
+                "`serialize_by = price` keys by an `{float}`, and a float cannot be a key"
+            )),
+            "{}",
+            errors[0]
+        );
+        assert!(errors[0].contains(&format!("`price: {bits}`, from `{float}::to_bits`")));
+    }
+    for ty in [
+        quote!(u64),
+        quote!(String),
+        quote!(Price),
+        quote!(Option<f64>),
+    ] {
+        let (_, errors) = run(
+            quote!(effect = Idempotent, serialize_by = price),
+            quote!(async fn quote(price: #ty) -> Result<u64, E> { todo!() }),
+        );
+        assert!(errors.is_empty(), "{ty}: {errors:#?}");
+    }
+}

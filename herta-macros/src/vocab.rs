@@ -51,19 +51,6 @@ impl Vocabulary for Admission {
     }
 }
 
-impl Vocabulary for crate::model::JitterWord {
-    const KIND: &'static str = "a jitter mode";
-    const PLURAL: &'static str = "jitter modes";
-    const TYPE: &'static str = "Jitter";
-    const NAMES: &'static [&'static str] = &crate::model::JitterWord::NAMES;
-    fn from_name(name: &str) -> Option<Self> {
-        use crate::model::JitterWord;
-        [JitterWord::Full, JitterWord::Equal, JitterWord::None]
-            .into_iter()
-            .find(|j| j.name() == name)
-    }
-}
-
 /// Rule 2: `word` is not in the vocabulary `V`.
 pub(crate) fn unknown_word<V: Vocabulary>(span: Span, word: &str) -> syn::Error {
     let rule = format!(

@@ -1,4 +1,9 @@
 //! Items the macros expand to. Not public API: no stability promise.
+//!
+//! A facade: re-exports of the runtime's items the generated code names,
+//! and the items that exist only for it (the bound traits whose
+//! `on_unimplemented` messages are the macro's errors, and the autoref
+//! probes).
 #![doc(hidden)]
 
 use std::fmt;
@@ -6,72 +11,20 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 
 pub use crate::call::Bound;
+pub use crate::contract::{ContractFields, ContractParts, Keyed, OneAttempt, Retried, Unkeyed};
+pub use crate::error::{ErrorSource, NoSource, SourceIsError, SourceIsInner, SourceOf};
+pub use crate::keys::NoKey;
+pub use crate::outcome::HandlerOutput;
+#[cfg(feature = "tower")]
+pub use crate::tower::keying::{KeyDeclared, NoKeyDeclared};
+#[cfg(feature = "tower")]
+pub use crate::tower::service::RequestCopy;
 pub use std::time::Duration;
 
-use crate::contract::{Contract, KeySpec, ResourceUse};
+use crate::contract::Contract;
 use crate::error::BindError;
-use crate::outcome::{Admission, Classify, Effect, Outcome};
+use crate::outcome::{Classify, Outcome};
 use crate::runtime::Runtime;
-
-/// A contract, field by field: what `#[herta::operation]` writes as
-/// `CONTRACT`, by name, so the generated code and [`Contract`] cannot
-/// disagree on the order of its parts.
-#[derive(Debug, Clone, Copy)]
-pub struct ContractFields {
-    /// The operation's name.
-    pub operation: &'static str,
-    /// The declared effect.
-    pub effect: Effect,
-    /// The admission mode.
-    pub admission: Admission,
-    /// The budgets one call holds.
-    pub resources: &'static [ResourceUse],
-    /// The outcomes retried (empty: no retry).
-    pub retry_on: &'static [Outcome],
-    /// The most attempts, the first included (1: no retry).
-    pub max_attempts: u32,
-    /// The per-attempt timeout.
-    pub timeout: Option<Duration>,
-    /// The serialization key, if any.
-    pub serialize_by: Option<KeySpec>,
-    /// The delay between attempts, if declared.
-    pub backoff: Option<crate::retry::Backoff>,
-    /// The longest wait for key and budgets together, from admission.
-    pub max_wait: Option<Duration>,
-    /// The whole-call deadline, from admission.
-    pub deadline: Option<Duration>,
-}
-
-impl ContractFields {
-    /// The [`Contract`] these fields declare.
-    pub const fn into_contract(self) -> Contract {
-        Contract::from_fields(self)
-    }
-}
-
-/// The `Ok` and `Err` types of a handler's return type, so aliases such as
-/// `io::Result<T>` work.
-#[diagnostic::on_unimplemented(
-    message = "an operation must return `Result<T, E>`, found `{Self}`",
-    label = "not a `Result`",
-    note = "herta needs the error to classify failures; return `Result<T, herta::Failure<E>>` or an error type with `#[derive(herta::Classify)]`"
-)]
-pub trait HandlerOutput {
-    /// The success value.
-    type Ok;
-    /// The error.
-    type Err;
-    /// Splits into the standard `Result`.
-    fn into_result(self) -> Result<Self::Ok, Self::Err>;
-}
-
-impl<T, E> HandlerOutput for Result<T, E> {
-    type Ok = T;
-    type Err = E;
-    fn into_result(self) -> Result<T, E> {
-        self
-    }
-}
 
 /// Clones a parameter of type `T` of a retried operation for one more
 /// attempt: implemented by [`Retry`] for every `T: Clone`.
@@ -210,10 +163,6 @@ pub trait WrapperState {
     type State: ?Sized;
 }
 
-/// Marker key type for operations without `serialize_by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum NoKey {}
-
 /// Autoref probe: `(&Probe(&value)).__herta_outcome()` uses [`Classify`] when
 /// the type implements it and `Permanent` otherwise; likewise
 /// `__herta_describe` uses `Debug` when available.
@@ -300,16 +249,7 @@ pub trait DescribeViaDebug {
 }
 impl<T: fmt::Debug> DescribeViaDebug for Probe<'_, T> {
     fn __herta_describe(&self) -> String {
-        let mut s = format!("{:?}", self.0);
-        if s.len() > 64 {
-            let mut cut = 61;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
-            s.push_str("...");
-        }
-        s
+        crate::keys::describe(self.0)
     }
 }
 
@@ -324,94 +264,12 @@ impl<T> DescribeViaType for &Probe<'_, T> {
     }
 }
 
-/// The room a constant resource has for the units a contract asks of it:
-/// `Room<true>` when they fit. The macro's capacity check (rule 6) asks for
-/// `Room<{ units <= capacity }>: Fits<{ capacity }>` of a trait it declares
-/// with the rule's message, implemented for every [`HasRoom`] type, so the
-/// one error is spanned on the units and names the capacity.
-#[derive(Debug)]
-pub struct Room<const FITS: bool>;
-
-/// Implemented by `Room<true>` only.
-pub trait HasRoom {}
-
-impl HasRoom for Room<true> {}
-
 /// The `serialize_by` key type of a wrapper type (`NoKey` without one):
 /// the wrapper's `bound` field is `Bound<<Self as WrapperKey>::Key>`, so
 /// its declaration names no type of the user's.
 pub trait WrapperKey {
     /// The key type.
     type Key: 'static;
-}
-
-/// How [`Error::Failed`](crate::Error::Failed) reaches the handler's error
-/// as a `std::error::Error` source, chosen by the macro at the handler's
-/// concrete error type (see [`SourceProbe`]): the error itself when it is a
-/// `std::error::Error`; the error it holds when it is
-/// `AsRef<dyn Error + Send + Sync>` (`anyhow::Error`,
-/// `Box<dyn Error + Send + Sync>`); else none.
-pub struct SourceOf<E>(pub(crate) fn(&E) -> Option<&(dyn std::error::Error + 'static)>);
-
-impl<E> Clone for SourceOf<E> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<E> Copy for SourceOf<E> {}
-
-impl<E> fmt::Debug for SourceOf<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SourceOf")
-    }
-}
-
-impl<E> SourceOf<E> {
-    /// The handler's error as a source, if it can be one.
-    pub(crate) fn of<'a>(&self, error: &'a E) -> Option<&'a (dyn std::error::Error + 'static)> {
-        (self.0)(error)
-    }
-}
-
-/// How a handler error type reaches its `std::error::Error` source, as a
-/// zero-sized type chosen by the macro (see [`SourceProbe`]), so that a
-/// call carries nothing for it until an `Error::Failed` is built.
-pub trait ErrorSource<E>: Copy {
-    /// The handler's error as a source, if it can be one.
-    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)>;
-
-    /// The function `Error::Failed` keeps.
-    fn source_of() -> SourceOf<E> {
-        SourceOf(Self::source)
-    }
-}
-
-/// `E: std::error::Error`: the error is the source.
-#[derive(Debug, Clone, Copy)]
-pub struct SourceIsError;
-impl<E: std::error::Error + 'static> ErrorSource<E> for SourceIsError {
-    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(error)
-    }
-}
-
-/// `E: AsRef<dyn Error + Send + Sync>` (`anyhow::Error`, a boxed error):
-/// the error it holds is the source, so the chain is kept.
-#[derive(Debug, Clone, Copy)]
-pub struct SourceIsInner;
-impl<E: AsRef<dyn std::error::Error + Send + Sync + 'static>> ErrorSource<E> for SourceIsInner {
-    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(error.as_ref())
-    }
-}
-
-/// Any other `E`: no source.
-#[derive(Debug, Clone, Copy)]
-pub struct NoSource;
-impl<E> ErrorSource<E> for NoSource {
-    fn source(_: &E) -> Option<&(dyn std::error::Error + 'static)> {
-        None
-    }
 }
 
 /// Autoref specialization at the handler's error type `E`:
@@ -462,76 +320,5 @@ pub trait SourceViaNone {
 impl<E> SourceViaNone for SourceProbe<E> {
     fn __herta_source(&self) -> NoSource {
         NoSource
-    }
-}
-
-/// What `#[herta::contract]` says about a contract beyond its [`Contract`]
-/// value, as types, so that the tower layer's bounds can check it: whether
-/// it declares `serialize_by` ([`Keyed`] or [`Unkeyed`]) and whether it
-/// retries ([`Retried`] or [`OneAttempt`]).
-pub trait ContractParts {
-    /// [`Keyed`] or [`Unkeyed`].
-    type Keying;
-    /// [`Retried`] or [`OneAttempt`].
-    type Requests;
-}
-
-/// A contract that declares `serialize_by`.
-#[derive(Debug)]
-pub enum Keyed {}
-
-/// A contract without `serialize_by`.
-#[derive(Debug)]
-pub enum Unkeyed {}
-
-/// `ContractLayer::bind`'s requirement: the contract declares no key.
-#[diagnostic::on_unimplemented(
-    message = "this contract declares `serialize_by`, so every request needs a key",
-    label = "a keyed contract",
-    note = "bind it with `ContractLayer::bind_keyed(&runtime, |request: &Req| key)`, which computes each request's key"
-)]
-pub trait NoKeyDeclared {}
-impl NoKeyDeclared for Unkeyed {}
-
-/// `ContractLayer::bind_keyed`'s requirement: the contract declares a key.
-#[diagnostic::on_unimplemented(
-    message = "this contract declares no `serialize_by`, so a key function would never be used",
-    label = "a contract without a key",
-    note = "bind it with `ContractLayer::bind(&runtime)`, or add `serialize_by = <key name>` to the contract"
-)]
-pub trait KeyDeclared {}
-impl KeyDeclared for Keyed {}
-
-/// A contract that retries: every attempt gets its own request.
-#[derive(Debug)]
-pub enum Retried {}
-
-/// A contract that makes one attempt.
-#[derive(Debug)]
-pub enum OneAttempt {}
-
-/// A request of type `Req` for one more attempt of a contract's call:
-/// `Retried` clones it (so `Req: Clone`), `OneAttempt` never makes another.
-#[diagnostic::on_unimplemented(
-    message = "this contract retries, so each attempt needs its own request, but `{Req}` is not `Clone`",
-    label = "requests of this service are not `Clone`",
-    note = "implement `Clone` for the request (e.g. a small struct the inner service turns into an HTTP request), or remove `retry(...)` from the contract"
-)]
-pub trait RequestCopy<Req> {
-    /// A copy of `request` for the next attempt.
-    fn copy(request: &Req) -> Req;
-}
-
-impl<Req> RequestCopy<Req> for OneAttempt {
-    fn copy(_: &Req) -> Req {
-        unreachable!("a contract without retry makes one attempt")
-    }
-}
-
-#[diagnostic::do_not_recommend]
-impl<Req: Clone> RequestCopy<Req> for Retried {
-    #[inline]
-    fn copy(request: &Req) -> Req {
-        request.clone()
     }
 }

@@ -45,9 +45,9 @@ pub struct Contract {
 
 impl Contract {
     /// The contract the macro declared, field by field (see
-    /// `__private::ContractFields`).
-    pub(crate) const fn from_fields(fields: crate::__private::ContractFields) -> Self {
-        let crate::__private::ContractFields {
+    /// [`ContractFields`]).
+    pub(crate) const fn from_fields(fields: ContractFields) -> Self {
+        let ContractFields {
             operation,
             effect,
             admission,
@@ -156,6 +156,42 @@ impl Contract {
     }
 }
 
+/// A contract, field by field: what `#[herta::operation]` and
+/// `#[herta::contract]` write as `CONTRACT` (through `herta::__private`), by name, so the generated code and [`Contract`] cannot
+/// disagree on the order of its parts.
+#[derive(Debug, Clone, Copy)]
+pub struct ContractFields {
+    /// The operation's name.
+    pub operation: &'static str,
+    /// The declared effect.
+    pub effect: Effect,
+    /// The admission mode.
+    pub admission: Admission,
+    /// The budgets one call holds.
+    pub resources: &'static [ResourceUse],
+    /// The outcomes retried (empty: no retry).
+    pub retry_on: &'static [Outcome],
+    /// The most attempts, the first included (1: no retry).
+    pub max_attempts: u32,
+    /// The per-attempt timeout.
+    pub timeout: Option<Duration>,
+    /// The serialization key, if any.
+    pub serialize_by: Option<KeySpec>,
+    /// The delay between attempts, if declared.
+    pub backoff: Option<Backoff>,
+    /// The longest wait for key and budgets together, from admission.
+    pub max_wait: Option<Duration>,
+    /// The whole-call deadline, from admission.
+    pub deadline: Option<Duration>,
+}
+
+impl ContractFields {
+    /// The [`Contract`] these fields declare.
+    pub const fn into_contract(self) -> Contract {
+        Contract::from_fields(self)
+    }
+}
+
 /// One budget a contract uses: a resource name and the units one call holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResourceUse {
@@ -244,7 +280,34 @@ impl KeySpec {
 /// assert_eq!(<CallUpstream as DeclaredContract>::CONTRACT.effect(), Effect::Idempotent);
 /// assert_eq!(CallUpstream::CONTRACT.retry_on(), &[Outcome::Transient]);
 /// ```
-pub trait DeclaredContract: crate::__private::ContractParts + Send + Sync + 'static {
+pub trait DeclaredContract: ContractParts + Send + Sync + 'static {
     /// The declared policy.
     const CONTRACT: Contract;
 }
+
+/// What `#[herta::contract]` says about a contract beyond its [`Contract`]
+/// value, as types (implemented by the generated code), so that the tower layer's bounds can check it: whether
+/// it declares `serialize_by` ([`Keyed`] or [`Unkeyed`]) and whether it
+/// retries ([`Retried`] or [`OneAttempt`]).
+pub trait ContractParts {
+    /// [`Keyed`] or [`Unkeyed`].
+    type Keying;
+    /// [`Retried`] or [`OneAttempt`].
+    type Requests;
+}
+
+/// A contract that declares `serialize_by`.
+#[derive(Debug)]
+pub enum Keyed {}
+
+/// A contract without `serialize_by`.
+#[derive(Debug)]
+pub enum Unkeyed {}
+
+/// A contract that retries: every attempt gets its own request.
+#[derive(Debug)]
+pub enum Retried {}
+
+/// A contract that makes one attempt.
+#[derive(Debug)]
+pub enum OneAttempt {}

@@ -1,4 +1,4 @@
-//! The whole-call deadline scope: [`deadline`] (DESIGN §8.2).
+//! The whole-call deadline scope: [`deadline`].
 //!
 //! A task-local instant that every herta call made inside the scope honours,
 //! on top of its contract's own `deadline`: the earliest of all of them wins.
@@ -83,10 +83,8 @@ fn scoped() -> Option<Instant> {
 
 /// Scopes started and not yet ended, process-wide. Read by every call, so
 /// alone on its cache lines: beside it, a program's own hot static (the
-/// linker places statics in any order) made every read a miss once two
-/// threads bumped that static (`perf annotate` of the bench's
-/// `threads/herta/2`: 20 % of its samples on this load, the bench's handler
-/// counter 16 bytes away).
+/// linker places statics in any order) would make every read a miss as
+/// soon as two threads bump that static.
 static ACTIVE: OwnLines<AtomicUsize> = OwnLines(AtomicUsize::new(0));
 
 /// One running scope, counted in [`ACTIVE`] until dropped.

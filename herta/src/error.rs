@@ -27,7 +27,7 @@ pub enum Error<E> {
         /// How the handler's error is this error's `source()` (chosen by
         /// the macro at the error type; see `std::error::Error` below).
         #[doc(hidden)]
-        chain: crate::__private::SourceOf<E>,
+        chain: SourceOf<E>,
     },
     /// The last attempt ran past the contract's `timeout` and was dropped.
     TimedOut {
@@ -296,7 +296,7 @@ impl fmt::Display for Busy {
 #[non_exhaustive]
 pub enum ConfigError {
     /// No resource was declared. A runtime arbitrates budgets, so it needs at
-    /// least one (the Go reference's rule); operations themselves may name none.
+    /// least one; operations themselves may name none.
     #[error("a runtime needs at least one resource; add one with `.resource(Resource::new(\"worker\", 4))`")]
     NoResources,
     /// A resource has an empty name.
@@ -397,4 +397,73 @@ pub enum BindError {
         /// The operation's name.
         operation: &'static str,
     },
+}
+
+/// How [`Error::Failed`] reaches the handler's error as a
+/// `std::error::Error` source, chosen by the macro at the handler's
+/// concrete error type (its probe is `__private::SourceProbe`): the error itself when it is a
+/// `std::error::Error`; the error it holds when it is
+/// `AsRef<dyn Error + Send + Sync>` (`anyhow::Error`,
+/// `Box<dyn Error + Send + Sync>`); else none.
+pub struct SourceOf<E>(pub(crate) fn(&E) -> Option<&(dyn std::error::Error + 'static)>);
+
+impl<E> Clone for SourceOf<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E> Copy for SourceOf<E> {}
+
+impl<E> fmt::Debug for SourceOf<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SourceOf")
+    }
+}
+
+impl<E> SourceOf<E> {
+    /// The handler's error as a source, if it can be one.
+    pub(crate) fn of<'a>(&self, error: &'a E) -> Option<&'a (dyn std::error::Error + 'static)> {
+        (self.0)(error)
+    }
+}
+
+/// How a handler error type reaches its `std::error::Error` source, as a
+/// zero-sized type chosen by the macro (`__private::SourceProbe`), so that a
+/// call carries nothing for it until an `Error::Failed` is built.
+pub trait ErrorSource<E>: Copy {
+    /// The handler's error as a source, if it can be one.
+    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)>;
+
+    /// The function `Error::Failed` keeps.
+    fn source_of() -> SourceOf<E> {
+        SourceOf(Self::source)
+    }
+}
+
+/// `E: std::error::Error`: the error is the source.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceIsError;
+impl<E: std::error::Error + 'static> ErrorSource<E> for SourceIsError {
+    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(error)
+    }
+}
+
+/// `E: AsRef<dyn Error + Send + Sync>` (`anyhow::Error`, a boxed error):
+/// the error it holds is the source, so the chain is kept.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceIsInner;
+impl<E: AsRef<dyn std::error::Error + Send + Sync + 'static>> ErrorSource<E> for SourceIsInner {
+    fn source(error: &E) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(error.as_ref())
+    }
+}
+
+/// Any other `E`: no source.
+#[derive(Debug, Clone, Copy)]
+pub struct NoSource;
+impl<E> ErrorSource<E> for NoSource {
+    fn source(_: &E) -> Option<&(dyn std::error::Error + 'static)> {
+        None
+    }
 }

@@ -6,20 +6,33 @@
 //! (what [`Runtime::stats`](crate::Runtime::stats) sums), emits its tracing
 //! event (see [`crate::trace`] for names, levels and fields) and, with the
 //! `metrics` feature, records its metric (see `crate::metrics`). A new
-//! consumer of events is added here, once, beside these.
+//! consumer of events is added here, once, beside these. How a call ended
+//! is one event, [`Event::Ended`], in the vocabulary of [`crate::kinds`].
+//!
+//! The cargo features are handled here and nowhere else: without `tracing`
+//! the call's span ([`CallSpan`], [`SpanEnd`]) holds nothing and no tracing
+//! event is emitted; without `metrics` no metric handle is held
+//! ([`Recorders`]) and no clock is read for one ([`AttemptClock`]); without
+//! either, a wait is not timed ([`timed`]). The `trace` and `metrics`
+//! modules hold only the code that runs when their feature is on.
 //!
 //! `emit` is `#[inline(always)]` over an event built at the call site, so
 //! each use compiles to its own arm: a relaxed atomic add, then the tracing
 //! callsite (itself one relaxed load while no subscriber listens).
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
 use crate::contract::Contract;
-use crate::error::Busy;
-use crate::metrics::AttemptClock;
+use crate::kinds::{Ending, Queue};
 #[cfg(feature = "metrics")]
-use crate::metrics::{Ended, OpMetrics};
+use crate::metrics::OpMetrics;
 use crate::outcome::Outcome;
-use crate::stats::Counters;
-use crate::trace::{self, Stage, Wait, Waited};
+use crate::stats::{Counters, OpCounters, Registry};
+#[cfg(feature = "tracing")]
+use crate::trace;
 
 /// With the `metrics` feature, runs `$body` with `$m` the sink's
 /// [`OpMetrics`]; without it, expands to nothing.
@@ -33,20 +46,25 @@ macro_rules! metric {
     };
 }
 
+/// With the `tracing` feature, runs `$body` (a call of a `trace`
+/// function); without it, expands to nothing.
+macro_rules! traced {
+    ($body:expr) => {
+        #[cfg(feature = "tracing")]
+        {
+            $body;
+        }
+    };
+}
+
 /// Something that happened to a call.
 #[derive(Debug)]
 pub(crate) enum Event<'a> {
     /// The call passed the admission gate.
     Admitted,
-    /// The call was refused at the gate (counted `refused_stopping`), or
-    /// withdrawn from a wait (counted `stopped_waiting`), because the
-    /// runtime is stopping.
-    Stopping(Stage),
-    /// A `Reject` call found `busy` busy and ran nothing.
-    Throttled(&'a Busy),
-    /// The call finished waiting for its key or its budgets (reported only
-    /// if it actually waited; not counted).
-    Waited(Wait, Waited),
+    /// The call's wait in this queue ended in a grant (reported only if it
+    /// actually waited; not counted).
+    Waited(Queue, WaitTime),
     /// The call holds its key and budgets and begins its first attempt.
     Started,
     /// Attempt number `attempt` (2 or more) is about to run.
@@ -69,20 +87,6 @@ pub(crate) enum Event<'a> {
         /// The timed-out attempt, 1-based.
         attempt: u32,
     },
-    /// An attempt's handler panicked; the panic then propagates.
-    Panicked {
-        /// The attempt that panicked, 1-based.
-        attempt: u32,
-    },
-    /// The caller dropped the call before it completed.
-    Cancelled,
-    /// The call returned the handler's value.
-    Succeeded,
-    /// The call's last attempt failed or ran past its timeout.
-    Failed {
-        /// The last attempt's outcome.
-        outcome: Outcome,
-    },
     /// An attempt that began at `clock` ended, however it ended (not
     /// counted; timed, with the `metrics` feature).
     AttemptEnded(AttemptClock),
@@ -100,15 +104,10 @@ pub(crate) enum Event<'a> {
         /// The attempt that failed, 1-based.
         attempt: u32,
     },
-    /// The call's deadline passed while it waited (`attempts` 0) or during
-    /// attempt number `attempts` (dropped); the call ends with
-    /// `Error::DeadlineExceeded`.
-    DeadlineExceeded {
-        /// `Transient` when nothing ran, else the effect's timeout outcome.
-        outcome: Outcome,
-        /// Attempts made, the dropped one included.
-        attempts: u32,
-    },
+    /// The call ended so: counted in the ending's counter (for an admitted
+    /// call, its count out of the admission gate), its metric and its
+    /// tracing event.
+    Ended(Ending<'a>),
 }
 
 /// Where a call's events go: the operation's counters, the tracing events
@@ -121,56 +120,28 @@ pub(crate) struct Events<'a> {
     metrics: &'a OpMetrics,
 }
 
-impl<'a> Events<'a> {
-    /// The sink of `contract`'s calls, counting in these counters.
-    #[cfg(not(feature = "metrics"))]
-    #[inline(always)]
-    pub(crate) fn new(counters: &'a Counters, contract: &'static Contract) -> Self {
-        Events { counters, contract }
-    }
-
-    /// The sink of `contract`'s calls, counting in these counters and
-    /// recording these metrics.
-    #[cfg(feature = "metrics")]
-    #[inline(always)]
-    pub(crate) fn new(
-        counters: &'a Counters,
-        contract: &'static Contract,
-        metrics: &'a OpMetrics,
-    ) -> Self {
-        Events {
-            counters,
-            contract,
-            metrics,
-        }
-    }
-
+impl Events<'_> {
     /// Counts `event` and reports it. The count comes first: the counter a
     /// call ends in is its count out of the admission gate (`gate.rs`), so
     /// a panic in a tracing subscriber or a metrics recorder must not
     /// leave a call counted in but never out (a drain would wait forever).
     #[inline(always)]
+    #[cfg_attr(
+        not(all(feature = "tracing", feature = "metrics")),
+        allow(unused_variables)
+    )]
     pub(crate) fn emit(self, event: Event<'_>) {
         let c = self.counters;
         let max_attempts = || self.contract.max_attempts().max(1);
         match event {
             Event::Admitted => Counters::bump(&c.admitted),
-            Event::Stopping(stage) => {
-                Counters::bump(match stage {
-                    Stage::Admission => &c.refused_stopping,
-                    Stage::Key | Stage::Budgets => &c.stopped_waiting,
-                });
-                metric!(self, m => m.ended(Ended::Stopping));
-                trace::stopping(stage);
-            }
-            Event::Throttled(busy) => {
-                Counters::bump(&c.throttled);
-                metric!(self, m => m.ended(Ended::Throttled));
-                trace::throttled(busy);
-            }
-            Event::Waited(what, waited) => {
-                metric!(self, m => m.waited(what, waited));
-                trace::waited(what, waited);
+            Event::Waited(queue, time) =>
+            {
+                #[cfg(any(feature = "tracing", feature = "metrics"))]
+                if let Some(elapsed) = time.elapsed() {
+                    metric!(self, m => m.waited(queue, elapsed));
+                    traced!(trace::waited(queue, elapsed));
+                }
             }
             Event::Started => {
                 Counters::bump(&c.started);
@@ -179,53 +150,290 @@ impl<'a> Events<'a> {
             Event::Retrying { attempt } => {
                 Counters::bump(&c.retried);
                 metric!(self, m => m.attempt_started(true));
-                trace::retrying(attempt, max_attempts());
+                traced!(trace::retrying(attempt, max_attempts()));
             }
             Event::AttemptFailed { outcome, attempt } => {
-                trace::attempt_failed(outcome, attempt, max_attempts());
+                traced!(trace::attempt_failed(outcome, attempt, max_attempts()));
             }
             Event::TimedOut { outcome, attempt } => {
                 Counters::bump(&c.timed_out);
                 metric!(self, m => m.timed_out());
-                trace::timed_out(self.contract, outcome, attempt, max_attempts());
-            }
-            Event::Panicked { attempt } => {
-                Counters::bump(&c.panicked);
-                metric!(self, m => m.panicked());
-                trace::panicked(self.contract, attempt, max_attempts());
-            }
-            Event::Cancelled => {
-                Counters::bump(&c.cancelled);
-                metric!(self, m => m.cancelled());
-                trace::cancelled();
-            }
-            Event::Succeeded => {
-                Counters::bump(&c.succeeded);
-                metric!(self, m => m.ended(Ended::Success));
-            }
-            Event::Failed { outcome } => {
-                Counters::bump(&c.failed);
-                metric!(self, m => m.ended(Ended::Failed(outcome)));
-                let _ = outcome;
+                traced!(trace::timed_out(
+                    self.contract,
+                    outcome,
+                    attempt,
+                    max_attempts()
+                ));
             }
             Event::AttemptEnded(clock) => {
-                metric!(self, m => m.attempt_ended(clock));
-                let _ = clock;
+                metric!(self, m => m.attempt_ended(clock.since.elapsed()));
             }
             Event::RetryDenied { attempt } => {
                 Counters::bump(&c.retries_denied);
                 metric!(self, m => m.retry_denied());
-                trace::retry_denied(self.contract, attempt, max_attempts());
+                traced!(trace::retry_denied(self.contract, attempt, max_attempts()));
             }
             Event::BackingOff { delay, attempt } => {
                 metric!(self, m => m.backing_off(delay));
-                trace::backing_off(delay, attempt);
+                traced!(trace::backing_off(delay, attempt));
             }
-            Event::DeadlineExceeded { outcome, attempts } => {
-                Counters::bump(&c.deadline_exceeded);
-                metric!(self, m => m.ended(Ended::Deadline));
-                trace::deadline_exceeded(self.contract, outcome, attempts);
+            Event::Ended(ending) => {
+                Counters::bump(c.of(ending));
+                metric!(self, m => m.ended(ending));
+                match ending {
+                    Ending::Succeeded | Ending::Failed(_) => {}
+                    Ending::Throttled(busy) => {
+                        traced!(trace::throttled(busy));
+                    }
+                    Ending::Stopping(at) => {
+                        traced!(trace::stopping(at));
+                    }
+                    Ending::DeadlineExceeded { outcome, attempts } => {
+                        traced!(trace::deadline_exceeded(self.contract, outcome, attempts));
+                    }
+                    Ending::Cancelled => {
+                        traced!(trace::cancelled());
+                    }
+                    Ending::Panicked { attempt } => {
+                        traced!(trace::panicked(self.contract, attempt, max_attempts()));
+                    }
+                }
             }
         }
+    }
+}
+
+impl Events<'_> {
+    /// [`emit`](Self::emit) of [`Event::Ended`], out of line (compiled
+    /// once, not for every handler type): for a call that did not succeed.
+    #[inline(never)]
+    pub(crate) fn ended(self, ending: Ending<'_>) {
+        self.emit(Event::Ended(ending));
+    }
+}
+
+/// One binding's recorders: its counters (also in the runtime's registry,
+/// which sums them by operation name) and, with the `metrics` feature, its
+/// metric handles, taken at bind.
+pub(crate) struct Recorders {
+    counters: Arc<OpCounters>,
+    #[cfg(feature = "metrics")]
+    metrics: OpMetrics,
+}
+
+impl Recorders {
+    /// The recorders of a new binding of `operation`, registered in
+    /// `registry` (and with the current metrics recorder).
+    pub(crate) fn register(registry: &Registry, operation: &'static str) -> Self {
+        Recorders {
+            counters: registry.counters(operation),
+            #[cfg(feature = "metrics")]
+            metrics: OpMetrics::register(operation),
+        }
+    }
+
+    /// The counters' shard of the calling thread (a call takes it once, at
+    /// admission).
+    #[inline(always)]
+    pub(crate) fn here(&self) -> &Counters {
+        self.counters.here()
+    }
+
+    /// The event sink of `contract`'s calls, counting in `counters` (a
+    /// shard of these recorders' counters).
+    #[inline(always)]
+    pub(crate) fn events<'a>(
+        &'a self,
+        counters: &'a Counters,
+        contract: &'static Contract,
+    ) -> Events<'a> {
+        Events {
+            counters,
+            contract,
+            #[cfg(feature = "metrics")]
+            metrics: &self.metrics,
+        }
+    }
+}
+
+/// A call's `herta.operation` span (feature `tracing`; else nothing).
+pub(crate) struct CallSpan {
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+}
+
+impl CallSpan {
+    /// Opens the span of a call of `contract`; describes the key only when
+    /// the span is enabled.
+    #[inline(always)]
+    pub(crate) fn open<K>(
+        contract: &Contract,
+        key: Option<&K>,
+        describe: Option<fn(&K) -> String>,
+    ) -> Self {
+        #[cfg(not(feature = "tracing"))]
+        let _ = (contract, key, describe);
+        CallSpan {
+            #[cfg(feature = "tracing")]
+            span: trace::call_span(contract, key, describe),
+        }
+    }
+
+    /// Whether the span is enabled: what the call's [`SpanEnd`] is made
+    /// from, at admission.
+    #[inline]
+    pub(crate) fn enabled(&self) -> SpanEnabled {
+        SpanEnabled {
+            #[cfg(feature = "tracing")]
+            on: !self.span.is_disabled(),
+        }
+    }
+
+    /// Runs `fut` inside the span (entered on every poll, and on drop).
+    #[cfg_attr(feature = "tracing", inline)]
+    #[cfg_attr(not(feature = "tracing"), inline(always))]
+    pub(crate) fn instrument<F: Future>(self, fut: F) -> impl Future<Output = F::Output> {
+        #[cfg(feature = "tracing")]
+        {
+            tracing::Instrument::instrument(fut, self.span)
+        }
+        #[cfg(not(feature = "tracing"))]
+        {
+            fut
+        }
+    }
+}
+
+/// Whether a call's span is enabled (one byte to carry until admission).
+#[derive(Clone, Copy)]
+pub(crate) struct SpanEnabled {
+    #[cfg(feature = "tracing")]
+    on: bool,
+}
+
+/// What a call's span records when the call ends: when the call began,
+/// only if its span is enabled (the clock is read only then); the attempts
+/// are the admitted call's own count, given at the end. It holds no span
+/// (no drop glue): the end is recorded on the current span, which is the
+/// call's (the call's future runs inside it, polled and dropped).
+pub(crate) struct SpanEnd {
+    #[cfg(feature = "tracing")]
+    since: Option<tokio::time::Instant>,
+}
+
+impl SpanEnd {
+    /// The span end of a call beginning now, whose span is enabled if
+    /// `enabled` says so.
+    #[inline]
+    pub(crate) fn new(enabled: SpanEnabled) -> Self {
+        #[cfg(not(feature = "tracing"))]
+        let _ = enabled;
+        SpanEnd {
+            #[cfg(feature = "tracing")]
+            since: if enabled.on {
+                Some(tokio::time::Instant::now())
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Records `attempts` (the attempts made), the ending's label as
+    /// `outcome`, and `duration_ms` on the span.
+    #[inline(always)]
+    pub(crate) fn record(&self, ending: Ending<'_>, attempts: u32) {
+        self.record_with(|| ending, attempts);
+    }
+
+    /// [`record`](Self::record), the ending worked out only if the span is
+    /// enabled.
+    #[inline(always)]
+    pub(crate) fn record_with<'e>(&self, ending: impl FnOnce() -> Ending<'e>, attempts: u32) {
+        #[cfg(feature = "tracing")]
+        if let Some(since) = self.since {
+            trace::record_end(ending().label().as_str(), attempts, since);
+        }
+        #[cfg(not(feature = "tracing"))]
+        let _ = (ending, attempts);
+    }
+}
+
+/// When an attempt began, for `herta_attempt_seconds` (tokio's clock,
+/// paused in tests; read only with the `metrics` feature).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttemptClock {
+    #[cfg(feature = "metrics")]
+    since: tokio::time::Instant,
+}
+
+impl AttemptClock {
+    /// An attempt beginning now.
+    #[inline(always)]
+    pub(crate) fn start() -> Self {
+        AttemptClock {
+            #[cfg(feature = "metrics")]
+            since: tokio::time::Instant::now(),
+        }
+    }
+}
+
+/// How long a call waited for its key or budgets, if it had to wait (what
+/// the tracing event and the metrics histogram report): when its wait
+/// began, at its first `Pending` poll (kept only with `tracing` or
+/// `metrics`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WaitTime {
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    since: Option<tokio::time::Instant>,
+}
+
+impl WaitTime {
+    /// From the first `Pending` poll until now; `None` if it never waited.
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    #[inline]
+    fn elapsed(self) -> Option<std::time::Duration> {
+        self.since.map(|since| since.elapsed())
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`timed`]'s future: `fut`, and when it first returned `Pending`.
+    ///
+    /// A future type, not an `async fn`: an `async fn` taking a future
+    /// keeps it twice in its state (as its argument and as what it
+    /// awaits), and a call's waits nest three such layers.
+    pub(crate) struct TimedWait<F> {
+        #[pin]
+        fut: F,
+        waited: WaitTime,
+    }
+}
+
+impl<F: Future> Future for TimedWait<F> {
+    type Output = (F::Output, WaitTime);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        match this.fut.poll(cx) {
+            Poll::Ready(output) => Poll::Ready((output, std::mem::take(this.waited))),
+            Poll::Pending => {
+                #[cfg(any(feature = "tracing", feature = "metrics"))]
+                if this.waited.since.is_none() {
+                    this.waited.since = Some(tokio::time::Instant::now());
+                }
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// Awaits `fut`, noting when it began to wait if its first poll was
+/// `Pending` (the clock is read only then, and only with `tracing` or
+/// `metrics`). Cancel safe if `fut` is.
+#[inline]
+pub(crate) fn timed<F: Future>(fut: F) -> TimedWait<F> {
+    TimedWait {
+        fut,
+        waited: WaitTime::default(),
     }
 }

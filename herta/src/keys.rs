@@ -46,6 +46,7 @@
 //! 4. A waiter's entry slot names its entry while its node is a member (the
 //!    entry cannot go before), so a waiter never touches another entry.
 
+use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash, RandomState};
 use std::pin::Pin;
@@ -54,7 +55,6 @@ use std::task::{Context, Poll, Waker};
 use hashbrown::HashTable;
 use slab::Slab;
 
-use crate::arbiter::Closed;
 use crate::loom::{lock, Mutex, MutexGuard};
 use crate::own_lines::OwnLines;
 use crate::waiters::{List, Node, Status, WakeList};
@@ -65,6 +65,32 @@ use crate::waiters::{List, Node, Status, WakeList};
 const SHARDS: usize = 16;
 #[cfg(loom)]
 const SHARDS: usize = 1;
+
+/// The key type of an operation without `serialize_by`: uninhabited, so
+/// such a call never has a key (the generated code names it through
+/// `herta::__private`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NoKey {}
+
+/// A key as text, for `show_key = true`: its `Debug`, at most 64 bytes (a
+/// longer one is cut at a character boundary and ends in `...`).
+pub(crate) fn describe<K: fmt::Debug>(key: &K) -> String {
+    let mut s = format!("{key:?}");
+    if s.len() > 64 {
+        let mut cut = 61;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str("...");
+    }
+    s
+}
+
+/// A wait for a key ended because the table closed (the runtime is
+/// stopping).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Closed;
 
 /// Why [`KeyTable::try_acquire`] refused.
 #[derive(Debug)]

@@ -93,13 +93,15 @@ mod deadline;
 mod error;
 mod events;
 mod gate;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
 mod keys;
+mod kinds;
 mod loom;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub mod metrics;
-#[cfg(not(feature = "metrics"))]
-mod metrics;
 mod operation;
 mod outcome;
 mod own_lines;

@@ -42,7 +42,7 @@
 //! **Cost.** Each handle is a reference-counted pointer into the recorder;
 //! a call increments two counters, records one attempt duration (two clock
 //! reads) and moves its budgets' gauges. With the feature off, this module
-//! is empty and no metrics code is compiled into herta.
+//! does not exist and no metrics code is compiled into herta.
 //!
 //! ```
 //! # #[cfg(feature = "metrics")] {
@@ -72,201 +72,139 @@
 //! # }
 //! ```
 
-#[cfg(feature = "metrics")]
-mod imp {
-    use ::metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
-    use tokio::time::Instant;
+use std::time::Duration;
 
-    use crate::outcome::Outcome;
-    use crate::resource::Resource;
-    use crate::trace::{Wait, Waited};
+use ::metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
 
-    /// How a call ended, as `herta_calls_total`'s `outcome` label.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) enum Ended {
-        Success,
-        /// The last attempt failed or timed out with this outcome.
-        Failed(Outcome),
-        Throttled,
-        Stopping,
-        Deadline,
-    }
+use crate::kinds::{Ending, Label, Queue};
+use crate::resource::Resource;
 
-    const OUTCOMES: [&str; 7] = [
-        "success",
-        "transient",
-        "uncertain",
-        "permanent",
-        "throttled",
-        "stopping",
-        "deadline",
-    ];
+/// One budget's `in_use` and `waiting` gauges, moved by the arbiter.
+pub(crate) struct BudgetGauges {
+    in_use: Gauge,
+    waiting: Gauge,
+}
 
-    impl Ended {
-        fn index(self) -> usize {
-            match self {
-                Ended::Success => 0,
-                Ended::Failed(Outcome::Transient) => 1,
-                Ended::Failed(Outcome::Uncertain) => 2,
-                Ended::Failed(Outcome::Permanent) => 3,
-                Ended::Failed(Outcome::Throttled) | Ended::Throttled => 4,
-                Ended::Stopping => 5,
-                Ended::Deadline => 6,
-                // A handler's `Success` outcome is normalized away before
-                // it gets here; count it as permanent if it ever does.
-                Ended::Failed(_) => 3,
-            }
+impl BudgetGauges {
+    /// The gauges of `resource`, its capacity set now.
+    pub(crate) fn register(resource: &Resource) -> Self {
+        let name = resource.name();
+        gauge!("herta_budget_capacity", "resource" => name).set(resource.capacity());
+        BudgetGauges {
+            in_use: gauge!("herta_budget_in_use", "resource" => name),
+            waiting: gauge!("herta_budget_waiting", "resource" => name),
         }
     }
 
-    /// One budget's `in_use` and `waiting` gauges, moved by the arbiter.
-    pub(crate) struct BudgetGauges {
-        in_use: Gauge,
-        waiting: Gauge,
-    }
-
-    impl BudgetGauges {
-        /// The gauges of `resource`, its capacity set now.
-        pub(crate) fn register(resource: &Resource) -> Self {
-            let name = resource.name();
-            gauge!("herta_budget_capacity", "resource" => name).set(resource.capacity());
-            BudgetGauges {
-                in_use: gauge!("herta_budget_in_use", "resource" => name),
-                waiting: gauge!("herta_budget_waiting", "resource" => name),
-            }
-        }
-
-        /// `units` more (or, `taken` false, fewer) held.
-        #[inline]
-        pub(crate) fn in_use(&self, units: u32, taken: bool) {
-            if taken {
-                self.in_use.increment(units);
-            } else {
-                self.in_use.decrement(units);
-            }
-        }
-
-        /// One more (or, `queued` false, one fewer) waiter.
-        #[inline]
-        pub(crate) fn waiting(&self, queued: bool) {
-            if queued {
-                self.waiting.increment(1);
-            } else {
-                self.waiting.decrement(1);
-            }
+    /// `units` more (or, `taken` false, fewer) held.
+    #[inline]
+    pub(crate) fn in_use(&self, units: u32, taken: bool) {
+        if taken {
+            self.in_use.increment(units);
+        } else {
+            self.in_use.decrement(units);
         }
     }
 
-    /// One operation's counters and histograms, registered at bind.
-    pub(crate) struct OpMetrics {
-        calls: [Counter; 7],
-        attempts: Counter,
-        retries: Counter,
-        retries_denied: Counter,
-        timeouts: Counter,
-        cancelled: Counter,
-        panics: Counter,
-        wait_key: Histogram,
-        wait_budgets: Histogram,
-        attempt: Histogram,
-        backoff: Histogram,
-    }
-
-    impl OpMetrics {
-        /// The handles of `operation`'s metrics, from the current recorder.
-        pub(crate) fn register(operation: &'static str) -> Self {
-            let op = operation;
-            OpMetrics {
-                calls: OUTCOMES.map(|outcome| {
-                    counter!("herta_calls_total", "operation" => op, "outcome" => outcome)
-                }),
-                attempts: counter!("herta_attempts_total", "operation" => op),
-                retries: counter!("herta_retries_total", "operation" => op),
-                retries_denied: counter!("herta_retries_denied_total", "operation" => op),
-                timeouts: counter!("herta_timeouts_total", "operation" => op),
-                cancelled: counter!("herta_cancelled_total", "operation" => op),
-                panics: counter!("herta_panics_total", "operation" => op),
-                wait_key: histogram!("herta_wait_seconds", "operation" => op, "stage" => "key"),
-                wait_budgets: histogram!(
-                    "herta_wait_seconds", "operation" => op, "stage" => "budgets"
-                ),
-                attempt: histogram!("herta_attempt_seconds", "operation" => op),
-                backoff: histogram!("herta_backoff_seconds", "operation" => op),
-            }
-        }
-
-        #[inline]
-        pub(crate) fn ended(&self, ended: Ended) {
-            self.calls[ended.index()].increment(1);
-        }
-        #[inline]
-        pub(crate) fn attempt_started(&self, retry: bool) {
-            self.attempts.increment(1);
-            if retry {
-                self.retries.increment(1);
-            }
-        }
-        #[inline]
-        pub(crate) fn retry_denied(&self) {
-            self.retries_denied.increment(1);
-        }
-        #[inline]
-        pub(crate) fn timed_out(&self) {
-            self.timeouts.increment(1);
-        }
-        #[inline]
-        pub(crate) fn cancelled(&self) {
-            self.cancelled.increment(1);
-        }
-        #[inline]
-        pub(crate) fn panicked(&self) {
-            self.panics.increment(1);
-        }
-        #[inline]
-        pub(crate) fn waited(&self, what: Wait, waited: Waited) {
-            if let Some(elapsed) = waited.elapsed() {
-                match what {
-                    Wait::Key => self.wait_key.record(elapsed),
-                    Wait::Budgets => self.wait_budgets.record(elapsed),
-                }
-            }
-        }
-        #[inline]
-        pub(crate) fn attempt_ended(&self, clock: AttemptClock) {
-            self.attempt.record(clock.0.elapsed());
-        }
-        #[inline]
-        pub(crate) fn backing_off(&self, delay: std::time::Duration) {
-            self.backoff.record(delay);
-        }
-    }
-
-    /// When an attempt began (tokio's clock: paused in tests).
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) struct AttemptClock(Instant);
-
-    impl AttemptClock {
-        #[inline]
-        pub(crate) fn start() -> Self {
-            AttemptClock(Instant::now())
+    /// One more (or, `queued` false, one fewer) waiter.
+    #[inline]
+    pub(crate) fn waiting(&self, queued: bool) {
+        if queued {
+            self.waiting.increment(1);
+        } else {
+            self.waiting.decrement(1);
         }
     }
 }
 
-#[cfg(not(feature = "metrics"))]
-mod imp {
-    //! Nothing: the feature is off.
+/// One operation's counters and histograms, registered at bind.
+pub(crate) struct OpMetrics {
+    /// The counter of each way a call ends, by [`Label`].
+    ended: [Counter; Label::ALL.len()],
+    attempts: Counter,
+    retries: Counter,
+    retries_denied: Counter,
+    timeouts: Counter,
+    wait_key: Histogram,
+    wait_budgets: Histogram,
+    attempt: Histogram,
+    backoff: Histogram,
+}
 
-    /// No clock read.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) struct AttemptClock;
-
-    impl AttemptClock {
-        #[inline(always)]
-        pub(crate) fn start() -> Self {
-            AttemptClock
+/// The counter `operation`'s calls that end with `label` are counted in:
+/// `herta_calls_total` with that `outcome`, except for cancelled and
+/// panicked calls, which have counters of their own.
+fn ended_counter(operation: &'static str, label: Label) -> Counter {
+    let op = operation;
+    match label {
+        Label::Cancelled => counter!("herta_cancelled_total", "operation" => op),
+        Label::Panicked => counter!("herta_panics_total", "operation" => op),
+        Label::Success
+        | Label::Transient
+        | Label::Uncertain
+        | Label::Permanent
+        | Label::Throttled
+        | Label::Stopping
+        | Label::Deadline => {
+            counter!("herta_calls_total", "operation" => op, "outcome" => label.as_str())
         }
     }
 }
 
-pub(crate) use imp::*;
+impl OpMetrics {
+    /// The handles of `operation`'s metrics, from the current recorder.
+    pub(crate) fn register(operation: &'static str) -> Self {
+        let op = operation;
+        OpMetrics {
+            ended: Label::ALL.map(|label| ended_counter(op, label)),
+            attempts: counter!("herta_attempts_total", "operation" => op),
+            retries: counter!("herta_retries_total", "operation" => op),
+            retries_denied: counter!("herta_retries_denied_total", "operation" => op),
+            timeouts: counter!("herta_timeouts_total", "operation" => op),
+            wait_key: histogram!("herta_wait_seconds", "operation" => op, "stage" => "key"),
+            wait_budgets: histogram!(
+                "herta_wait_seconds", "operation" => op, "stage" => "budgets"
+            ),
+            attempt: histogram!("herta_attempt_seconds", "operation" => op),
+            backoff: histogram!("herta_backoff_seconds", "operation" => op),
+        }
+    }
+
+    /// A call ended so.
+    #[inline]
+    pub(crate) fn ended(&self, ending: Ending<'_>) {
+        self.ended[ending.label() as usize].increment(1);
+    }
+    #[inline]
+    pub(crate) fn attempt_started(&self, retry: bool) {
+        self.attempts.increment(1);
+        if retry {
+            self.retries.increment(1);
+        }
+    }
+    #[inline]
+    pub(crate) fn retry_denied(&self) {
+        self.retries_denied.increment(1);
+    }
+    #[inline]
+    pub(crate) fn timed_out(&self) {
+        self.timeouts.increment(1);
+    }
+    /// A wait in `queue` ended in a grant after `elapsed`.
+    #[inline]
+    pub(crate) fn waited(&self, queue: Queue, elapsed: Duration) {
+        match queue {
+            Queue::Key => self.wait_key.record(elapsed),
+            Queue::Budgets => self.wait_budgets.record(elapsed),
+        }
+    }
+    /// An attempt ended after `elapsed`.
+    #[inline]
+    pub(crate) fn attempt_ended(&self, elapsed: Duration) {
+        self.attempt.record(elapsed);
+    }
+    #[inline]
+    pub(crate) fn backing_off(&self, delay: Duration) {
+        self.backoff.record(delay);
+    }
+}

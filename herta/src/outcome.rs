@@ -1,9 +1,35 @@
-//! Classifying what an attempt's error means: [`Classify`] and [`Failure`].
+//! What a handler returns ([`HandlerOutput`]) and what its error means:
+//! [`Classify`] and [`Failure`].
 
 use std::fmt;
 use std::time::Duration;
 
 pub use herta_contract::{Admission, Effect, Outcome};
+
+/// The `Ok` and `Err` types of a handler's return type, so aliases such as
+/// `io::Result<T>` work (the generated code names it through
+/// `herta::__private`).
+#[diagnostic::on_unimplemented(
+    message = "an operation must return `Result<T, E>`, found `{Self}`",
+    label = "not a `Result`",
+    note = "herta needs the error to classify failures; return `Result<T, herta::Failure<E>>` or an error type with `#[derive(herta::Classify)]`"
+)]
+pub trait HandlerOutput {
+    /// The success value.
+    type Ok;
+    /// The error.
+    type Err;
+    /// Splits into the standard `Result`.
+    fn into_result(self) -> Result<Self::Ok, Self::Err>;
+}
+
+impl<T, E> HandlerOutput for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+}
 
 /// How an error says what its failure means.
 ///

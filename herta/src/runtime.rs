@@ -267,8 +267,8 @@ impl RuntimeBuilder {
     /// # Errors
     ///
     /// [`ConfigError`] when no resource was declared, a name is empty or
-    /// repeated, a capacity is 0 (the Go reference's construction table), or
-    /// a queue limit is 0.
+    /// repeated, a capacity is 0 (a budget no call could ever take), or a
+    /// queue limit is 0.
     pub fn build(self) -> Result<Runtime, ConfigError> {
         if self.resources.is_empty() {
             return Err(ConfigError::NoResources);

@@ -16,6 +16,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::kinds::{Ending, StoppedAt};
+
 /// What the runtime has done so far, and every budget's figures now.
 ///
 /// Each counter names one thing. A call is either refused at the admission
@@ -353,8 +355,25 @@ impl Counters {
         self.admitted.fetch_sub(1, Ordering::SeqCst);
     }
 
-    /// The counters a call ends in, summed (`SeqCst` loads).
-    fn ended(&self) -> u64 {
+    /// The counter a call that ended so is counted in.
+    #[inline(always)]
+    pub(crate) fn of(&self, ending: Ending<'_>) -> &AtomicU64 {
+        match ending {
+            Ending::Succeeded => &self.succeeded,
+            Ending::Failed(_) => &self.failed,
+            Ending::Throttled(_) => &self.throttled,
+            Ending::Stopping(StoppedAt::Admission) => &self.refused_stopping,
+            Ending::Stopping(StoppedAt::Key | StoppedAt::Budgets) => &self.stopped_waiting,
+            Ending::DeadlineExceeded { .. } => &self.deadline_exceeded,
+            Ending::Cancelled => &self.cancelled,
+            Ending::Panicked { .. } => &self.panicked,
+        }
+    }
+
+    /// The counters an admitted call ends in, one per way it can end (a
+    /// call refused at the closed gate was never admitted: its
+    /// `refused_stopping` is not among them).
+    fn endings(&self) -> [&AtomicU64; 7] {
         [
             &self.succeeded,
             &self.failed,
@@ -364,9 +383,14 @@ impl Counters {
             &self.panicked,
             &self.deadline_exceeded,
         ]
-        .iter()
-        .map(|c| c.load(Ordering::SeqCst))
-        .sum()
+    }
+
+    /// The counters an admitted call ends in, summed (`SeqCst` loads).
+    fn ended(&self) -> u64 {
+        self.endings()
+            .map(|c| c.load(Ordering::SeqCst))
+            .iter()
+            .sum()
     }
 
     /// The counters read now, one by one, as an operation's figures. The
@@ -375,32 +399,27 @@ impl Counters {
     /// `finished <= admitted` in every snapshot.
     fn read(&self, name: &'static str) -> OperationStats {
         let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
-        let mut op = OperationStats {
+        let endings = self.endings().map(load);
+        let admitted = load(&self.admitted);
+        let [succeeded, failed, throttled, stopped_waiting, cancelled, panicked, deadline_exceeded] =
+            endings;
+        OperationStats {
             name,
-            admitted: 0,
             refused_stopping: load(&self.refused_stopping),
-            succeeded: load(&self.succeeded),
-            failed: load(&self.failed),
-            throttled: load(&self.throttled),
-            stopped_waiting: load(&self.stopped_waiting),
-            cancelled: load(&self.cancelled),
-            panicked: load(&self.panicked),
-            deadline_exceeded: load(&self.deadline_exceeded),
-            finished: 0,
             started: load(&self.started),
             retried: load(&self.retried),
             timed_out: load(&self.timed_out),
             retries_denied: load(&self.retries_denied),
-        };
-        op.admitted = load(&self.admitted);
-        op.finished = op.succeeded
-            + op.failed
-            + op.throttled
-            + op.stopped_waiting
-            + op.cancelled
-            + op.panicked
-            + op.deadline_exceeded;
-        op
+            succeeded,
+            failed,
+            throttled,
+            stopped_waiting,
+            cancelled,
+            panicked,
+            deadline_exceeded,
+            finished: endings.iter().sum(),
+            admitted,
+        }
     }
 }
 

@@ -63,154 +63,36 @@
 //! # }
 //! ```
 
-// The helpers below are what the event sink (`events.rs`) and the call's
-// waits call; with the feature off they are empty inline functions over
-// zero-sized types.
-
-/// Where a call was refused or withdrawn because the runtime is stopping.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Stage {
-    /// At the admission gate.
-    Admission,
-    /// While waiting for (or trying) its key.
-    Key,
-    /// While waiting for (or trying) its budgets.
-    Budgets,
-}
-
-impl Stage {
-    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    fn name(self) -> &'static str {
-        match self {
-            Stage::Admission => "admission",
-            Stage::Key => "key",
-            Stage::Budgets => "budgets",
-        }
-    }
-}
-
-/// What a call waited for.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Wait {
-    /// Its `serialize_by` key.
-    Key,
-    /// All of its budgets.
-    Budgets,
-}
-
-/// How long a call waited for its key or budgets, if it had to wait (what
-/// the tracing event and the metrics histogram report).
-#[cfg(any(feature = "tracing", feature = "metrics"))]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Waited(Option<tokio::time::Instant>);
-
-#[cfg(any(feature = "tracing", feature = "metrics"))]
-impl Waited {
-    /// From the first `Pending` poll until now; `None` if it never waited.
-    #[inline]
-    pub(crate) fn elapsed(self) -> Option<std::time::Duration> {
-        self.0.map(|since| since.elapsed())
-    }
-}
-
-#[cfg(any(feature = "tracing", feature = "metrics"))]
-pin_project_lite::pin_project! {
-    /// [`timed`]'s future: `fut`, and when it first returned `Pending`.
-    ///
-    /// A future type, not an `async fn`: an `async fn` taking a future
-    /// keeps it twice in its state (as its argument and as what it
-    /// awaits), and a call's waits nest three such layers.
-    pub(crate) struct TimedWait<F> {
-        #[pin]
-        fut: F,
-        since: Option<tokio::time::Instant>,
-    }
-}
-
-#[cfg(any(feature = "tracing", feature = "metrics"))]
-impl<F: std::future::Future> std::future::Future for TimedWait<F> {
-    type Output = (F::Output, Waited);
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let this = self.project();
-        match this.fut.poll(cx) {
-            std::task::Poll::Ready(output) => {
-                std::task::Poll::Ready((output, Waited(this.since.take())))
-            }
-            std::task::Poll::Pending => {
-                if this.since.is_none() {
-                    *this.since = Some(tokio::time::Instant::now());
-                }
-                std::task::Poll::Pending
-            }
-        }
-    }
-}
-
-/// Awaits `fut`, noting when it began to wait if its first poll was
-/// `Pending` (the clock is read only then). Cancel safe if `fut` is.
-#[cfg(any(feature = "tracing", feature = "metrics"))]
-#[inline]
-pub(crate) fn timed<F: std::future::Future>(fut: F) -> TimedWait<F> {
-    TimedWait { fut, since: None }
-}
-
-/// Nothing measured (neither `tracing` nor `metrics`).
-#[cfg(not(any(feature = "tracing", feature = "metrics")))]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Waited;
-
-#[cfg(not(any(feature = "tracing", feature = "metrics")))]
-impl Waited {
-    #[allow(dead_code)]
-    #[inline(always)]
-    pub(crate) fn elapsed(self) -> Option<std::time::Duration> {
-        None
-    }
-}
-
-#[cfg(not(any(feature = "tracing", feature = "metrics")))]
-#[inline(always)]
-pub(crate) fn timed<F: std::future::Future>(
-    fut: F,
-) -> impl std::future::Future<Output = (F::Output, Waited)> {
-    futures_util::FutureExt::map(fut, |output| (output, Waited))
-}
-
+// What the event sink (`events.rs`) calls to open a call's span, record
+// its end and emit its events; compiled only with the feature.
 #[cfg(feature = "tracing")]
-mod imp {
-    use std::future::Future;
+mod emit {
+    use std::time::Duration;
 
     use tokio::time::Instant;
-    use tracing::{Instrument as _, Level};
+    use tracing::Level;
 
-    use super::{Stage, Wait, Waited};
     use crate::contract::Contract;
     use crate::error::Busy;
+    use crate::kinds::{Queue, StoppedAt};
     use crate::outcome::Outcome;
 
     /// `duration` in milliseconds (exact for whole milliseconds).
-    fn millis(duration: std::time::Duration) -> f64 {
+    fn millis(duration: Duration) -> f64 {
         duration.as_nanos() as f64 / 1e6
     }
 
-    /// The span of one call.
-    pub(crate) type CallSpan = tracing::Span;
-
     /// Opens the call's span; describes the key only when the span is enabled.
     ///
-    /// Always inlined: out of line (as the criterion bench's build had it),
-    /// the 40-byte span came back through memory, written with narrow
-    /// stores and read at once with wide loads that wait for them.
+    /// Always inlined: out of line, the 40-byte span comes back through
+    /// memory, written with narrow stores and read at once with wide loads
+    /// that wait for them.
     #[inline(always)]
     pub(crate) fn call_span<K>(
         contract: &Contract,
         key: Option<&K>,
         describe: Option<fn(&K) -> String>,
-    ) -> CallSpan {
+    ) -> tracing::Span {
         let span = tracing::span!(
             target: "herta",
             Level::DEBUG,
@@ -231,59 +113,11 @@ mod imp {
         span
     }
 
-    /// What the call's span records when the call ends: when the call
-    /// began, only if its span is enabled (the clock is read only then);
-    /// the attempts are the admitted call's own count, given at the end. It
-    /// holds no span (no drop glue): the end is recorded on the current
-    /// span, which is the call's (the call's future runs inside it, polled
-    /// and dropped).
-    pub(crate) struct Ending {
-        since: Option<Instant>,
-    }
-
-    /// Whether a call's span is enabled: what its [`Ending`] is made from,
-    /// at admission (one byte to carry until then).
-    #[derive(Clone, Copy)]
-    pub(crate) struct Timed(bool);
-
-    impl Timed {
-        /// Whether `span` is enabled.
-        #[inline]
-        pub(crate) fn of(span: &CallSpan) -> Self {
-            Timed(!span.is_disabled())
-        }
-    }
-
-    impl Ending {
-        /// The ending of a call beginning now, whose span is enabled if
-        /// `timed` says so.
-        #[inline]
-        pub(crate) fn new(timed: Timed) -> Self {
-            Ending {
-                since: if timed.0 { Some(Instant::now()) } else { None },
-            }
-        }
-
-        /// Records `attempts` (the attempts made), `outcome` and
-        /// `duration_ms` on the span.
-        #[inline(always)]
-        pub(crate) fn end(&self, outcome: &'static str, attempts: u32) {
-            self.end_with(|| outcome, attempts);
-        }
-
-        /// [`end`](Self::end), the outcome worked out only if the span is
-        /// enabled.
-        #[inline(always)]
-        pub(crate) fn end_with(&self, outcome: impl FnOnce() -> &'static str, attempts: u32) {
-            if let Some(since) = self.since {
-                record_end(outcome(), attempts, since);
-            }
-        }
-    }
-
+    /// Records `attempts`, `outcome` (the call's ending, as its label) and
+    /// `duration_ms` (since `since`) on the current span, which is the call's.
     #[cold]
     #[inline(never)]
-    fn record_end(outcome: &'static str, attempts: u32, since: Instant) {
+    pub(crate) fn record_end(outcome: &'static str, attempts: u32, since: Instant) {
         let span = tracing::Span::current();
         span.record("attempts", attempts);
         span.record("outcome", outcome);
@@ -302,27 +136,15 @@ mod imp {
         }
     }
 
-    /// Runs `fut` inside `span` (entered on every poll, and on drop).
-    #[inline]
-    pub(crate) fn instrument<F: Future>(fut: F, span: CallSpan) -> impl Future<Output = F::Output> {
-        fut.instrument(span)
-    }
-
-    /// `waited for key` / `waited for budgets`, if the call waited at all.
-    #[inline]
-    pub(crate) fn waited(what: Wait, waited: Waited) {
-        if let Some(elapsed) = waited.elapsed() {
-            waited_for(what, elapsed);
-        }
-    }
-
+    /// `waited for key` / `waited for budgets`: the call waited `elapsed` in
+    /// this queue before its grant.
     #[cold]
     #[inline(never)]
-    fn waited_for(what: Wait, elapsed: std::time::Duration) {
+    pub(crate) fn waited(queue: Queue, elapsed: Duration) {
         let wait_ms = millis(elapsed);
-        match what {
-            Wait::Key => tracing::debug!(target: "herta", wait_ms, "waited for key"),
-            Wait::Budgets => tracing::debug!(target: "herta", wait_ms, "waited for budgets"),
+        match queue {
+            Queue::Key => tracing::debug!(target: "herta", wait_ms, "waited for key"),
+            Queue::Budgets => tracing::debug!(target: "herta", wait_ms, "waited for budgets"),
         }
     }
 
@@ -423,8 +245,8 @@ mod imp {
     /// `stopping`: refused or withdrawn because the runtime is stopping.
     #[cold]
     #[inline(never)]
-    pub(crate) fn stopping(stage: Stage) {
-        tracing::debug!(target: "herta", stage = stage.name(), "stopping");
+    pub(crate) fn stopping(at: StoppedAt) {
+        tracing::debug!(target: "herta", stage = at.name(), "stopping");
     }
 
     /// `retry denied`, `WARN`: the runtime's retry budget is empty, so the
@@ -444,7 +266,7 @@ mod imp {
     /// `backing off`, with the sleep before the next attempt.
     #[cold]
     #[inline(never)]
-    pub(crate) fn backing_off(delay: std::time::Duration, attempt: u32) {
+    pub(crate) fn backing_off(delay: Duration, attempt: u32) {
         tracing::debug!(target: "herta", delay_ms = millis(delay), attempt, "backing off");
     }
 
@@ -463,82 +285,5 @@ mod imp {
     }
 }
 
-#[cfg(not(feature = "tracing"))]
-mod imp {
-    //! The same interface, doing nothing.
-
-    use std::future::Future;
-
-    use super::{Stage, Wait, Waited};
-    use crate::contract::Contract;
-    use crate::error::Busy;
-    use crate::outcome::Outcome;
-
-    /// No span.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) struct CallSpan;
-
-    #[inline(always)]
-    pub(crate) fn call_span<K>(
-        _: &Contract,
-        _: Option<&K>,
-        _: Option<fn(&K) -> String>,
-    ) -> CallSpan {
-        CallSpan
-    }
-
-    #[inline(always)]
-    pub(crate) fn instrument<F: Future>(fut: F, _: CallSpan) -> F {
-        fut
-    }
-
-    /// No span.
-    #[derive(Clone, Copy)]
-    pub(crate) struct Timed;
-
-    impl Timed {
-        #[inline(always)]
-        pub(crate) fn of(_: &CallSpan) -> Self {
-            Timed
-        }
-    }
-
-    /// Nothing recorded.
-    pub(crate) struct Ending;
-
-    impl Ending {
-        #[inline(always)]
-        pub(crate) fn new(_: Timed) -> Self {
-            Ending
-        }
-        #[inline(always)]
-        pub(crate) fn end(&self, _: &'static str, _: u32) {}
-        #[inline(always)]
-        pub(crate) fn end_with(&self, _: impl FnOnce() -> &'static str, _: u32) {}
-    }
-
-    #[inline(always)]
-    pub(crate) fn waited(_: Wait, _: Waited) {}
-    #[inline(always)]
-    pub(crate) fn throttled(_: &Busy) {}
-    #[inline(always)]
-    pub(crate) fn attempt_failed(_: Outcome, _: u32, _: u32) {}
-    #[inline(always)]
-    pub(crate) fn retrying(_: u32, _: u32) {}
-    #[inline(always)]
-    pub(crate) fn timed_out(_: &Contract, _: Outcome, _: u32, _: u32) {}
-    #[inline(always)]
-    pub(crate) fn cancelled() {}
-    #[inline(always)]
-    pub(crate) fn panicked(_: &Contract, _: u32, _: u32) {}
-    #[inline(always)]
-    pub(crate) fn stopping(_: Stage) {}
-    #[inline(always)]
-    pub(crate) fn retry_denied(_: &Contract, _: u32, _: u32) {}
-    #[inline(always)]
-    pub(crate) fn backing_off(_: std::time::Duration, _: u32) {}
-    #[inline(always)]
-    pub(crate) fn deadline_exceeded(_: &Contract, _: Outcome, _: u32) {}
-}
-
-pub(crate) use imp::*;
+#[cfg(feature = "tracing")]
+pub(crate) use emit::*;

@@ -15,8 +15,9 @@
 //! Nodes live in the futures, not in a store of the owner's: a
 //! cancellation touches its own future (which its drop touches anyway) and
 //! two neighbours, and no waiter store apart from the futures competes with
-//! them for the caches (RELIABILITY.md, finding 5: a slab of 32-byte nodes
-//! made a disconnect storm of 40 000 waiters cost 4.7–5.6× one of 10 000).
+//! them for the caches (a separate store of nodes makes a disconnect storm
+//! cost more per waiter the longer the queue; the `queue_scaling` test
+//! guards that it does not).
 //!
 //! # The protocol (every user follows it)
 //!
@@ -276,7 +277,7 @@ impl<T> Node<T> {
             // The bug that `tests/tests/suite/queue_scaling.rs` exists to
             // catch, put back on purpose to show that it does: a walk of
             // the whole queue, O(queue) per cancel. Never set in a normal
-            // build (RELIABILITY.md, finding 5).
+            // build.
             let _ = list.queued();
         }
         let left = match node.reset(&mut list.nodes) {
@@ -314,9 +315,9 @@ impl WakeList {
 
     /// Wakes everything collected, emptying the list. Call with no lock
     /// held. By reference and draining in place: taking the list by value
-    /// (and iterating the array by value) copied its 544 bytes twice, most
-    /// of the cost of a cancelled waiter's drop when nothing is to be woken
-    /// (measured with callgrind, `queue_scaling`).
+    /// (and iterating the array by value) would copy the whole inline array
+    /// twice, which would be most of the cost of a cancelled waiter's drop
+    /// when nothing is to be woken.
     #[inline]
     pub(crate) fn wake_all(&mut self) {
         for w in self.inline.drain(..) {

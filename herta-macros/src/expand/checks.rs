@@ -7,7 +7,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{quote, quote_spanned};
 
 use super::contract::Spec;
-use super::Wrapper;
+use super::wrapper::Wrapper;
 use crate::model::ResourceKey;
 use crate::syntax::path_text;
 
@@ -68,9 +68,9 @@ impl Spec<'_> {
         }
     }
 
-    /// Rule 6 for constant resources: `Room<{ units <= capacity }>` must
-    /// be `HasRoom`, through a trait whose message names the resource and
-    /// its capacity, spanned on the units.
+    /// Rule 6 for constant resources: `Units<units, { units <= capacity }>`
+    /// must have room, through a trait whose message names the resource
+    /// and its capacity, spanned on the units.
     fn capacity_checks(&self) -> Vec<TokenStream> {
         let path = &self.path;
         let mut checks = Vec::new();
@@ -89,15 +89,24 @@ impl Spec<'_> {
             );
             let capacity = quote!(#path::__HERTA_RESOURCES[#index].capacity());
             let check = quote_spanned! {r.units_span=>
-                <::herta::__private::Room<{ #units <= #capacity }> as Fits<{ #capacity }>>::OK
+                <Units<#units, { #units <= #capacity }> as Fits<{ #capacity }>>::OK
+            };
+            // Every name is local, so rustc's own line reads "the trait
+            // `Fits<4>` is not implemented for `Units<5, false>`", and
+            // points at the units, where `Units` is declared.
+            let units_type = quote_spanned! {r.units_span=>
+                struct Units<const N: u32, const FITS: bool>;
             };
             checks.push(quote! {
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
                 trait Fits<const CAPACITY: u32> {
                     const OK: () = ();
                 }
+                #units_type
+                trait HasRoom {}
+                impl<const N: u32> HasRoom for Units<N, true> {}
                 #[diagnostic::do_not_recommend]
-                impl<T: ::herta::__private::HasRoom, const C: u32> Fits<C> for T {}
+                impl<T: HasRoom, const C: u32> Fits<C> for T {}
                 #check
             });
         }

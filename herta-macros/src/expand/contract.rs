@@ -219,30 +219,3 @@ impl Spec<'_> {
         lines
     }
 }
-
-impl super::Wrapper<'_> {
-    /// The documentation of `call`.
-    pub(super) fn call_doc(&self) -> Vec<String> {
-        let function = self.op.function_name();
-        let attempts = match &self.retry {
-            Some(retry) => format!("up to {} attempts", retry.max),
-            None => "one attempt".to_owned(),
-        };
-        vec![
-            format!(
-                "Calls `{function}` under the contract: admission, key, budgets, then {attempts}."
-            ),
-            String::new(),
-            "Dropping the returned future releases everything the call holds or waits for."
-                .to_owned(),
-            String::new(),
-            "# Errors".to_owned(),
-            String::new(),
-            "A `herta::Error`: the handler's error with its outcome and attempt count, a timeout, \
-             `Throttled` (admission `Reject` found the key or a budget busy, or `max_wait` ran \
-             out), `DeadlineExceeded` (the call's deadline passed) or `Stopping` \
-             (the runtime is shutting down)."
-                .to_owned(),
-        ]
-    }
-}

@@ -5,9 +5,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Ident, Type};
 
-use super::types::{owned, private_path};
-use super::Wrapper;
-use crate::syntax::span_range;
+use super::types::private_path;
+use super::wrapper::Wrapper;
+use crate::syntax::{owned, span_range};
 
 impl Wrapper<'_> {
     /// `bind`, `call` and their private helpers.
@@ -283,5 +283,32 @@ impl Wrapper<'_> {
                 }
             }
         })
+    }
+}
+
+impl Wrapper<'_> {
+    /// The documentation of `call`.
+    pub(super) fn call_doc(&self) -> Vec<String> {
+        let function = self.op.function_name();
+        let attempts = match &self.retry {
+            Some(retry) => format!("up to {} attempts", retry.max),
+            None => "one attempt".to_owned(),
+        };
+        vec![
+            format!(
+                "Calls `{function}` under the contract: admission, key, budgets, then {attempts}."
+            ),
+            String::new(),
+            "Dropping the returned future releases everything the call holds or waits for."
+                .to_owned(),
+            String::new(),
+            "# Errors".to_owned(),
+            String::new(),
+            "A `herta::Error`: the handler's error with its outcome and attempt count, a timeout, \
+             `Throttled` (admission `Reject` found the key or a budget busy, or `max_wait` ran \
+             out), `DeadlineExceeded` (the call's deadline passed) or `Stopping` \
+             (the runtime is shutting down)."
+                .to_owned(),
+        ]
     }
 }

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
 use super::types::private_path;
-use super::Wrapper;
+use super::wrapper::Wrapper;
 use crate::syntax::{pretty, span_range};
 
 impl Wrapper<'_> {
@@ -21,6 +21,11 @@ impl Wrapper<'_> {
         let shared = private_path("SharedState", span_range(state));
         let needs_state = self.needs_state_path();
         let ident = &self.ident;
+        // The hidden `bind` takes the runtime as a trait object, not through
+        // a bound on a type parameter: rustc's error then ends with "required
+        // for the cast from `&Runtime` to `&dyn CreditIsBoundWithBindWith`",
+        // where a bound would add "required by a bound in `<impl ...>::bind`",
+        // a note that prints the wrapper with its generated module.
         quote! {
             /// Checks the contract against `runtime` and binds the operation to it, with
             /// the state every call is lent: `state` is a value (moved into an `Arc`
@@ -48,9 +53,9 @@ impl Wrapper<'_> {
 
             /// Not callable: this operation owns state, bind it with `bind_with`.
             #[doc(hidden)]
-            #[allow(private_bounds)]
-            pub fn bind<R: #needs_state>(
-                runtime: &R,
+            #[allow(private_interfaces)]
+            pub fn bind(
+                runtime: &dyn #needs_state,
             ) -> ::core::result::Result<Self, ::herta::BindError> {
                 let _ = runtime;
                 ::core::unreachable!(::core::concat!(::core::stringify!(#ident), " is bound with `bind_with`"))
@@ -61,7 +66,16 @@ impl Wrapper<'_> {
     /// The path of the trait no runtime implements, from the impl block.
     fn needs_state_path(&self) -> TokenStream {
         let module = &self.module;
-        quote!(#module::__HertaBindWithState)
+        let name = self.needs_state_name();
+        quote!(#module::#name)
+    }
+
+    /// The name of that trait, in the user's words: rustc shows it ("the
+    /// trait `CreditIsBoundWithBindWith` is not implemented for
+    /// `Runtime`"), and one per wrapper keeps it unique, so that rustc
+    /// prints it without its module.
+    fn needs_state_name(&self) -> syn::Ident {
+        quote::format_ident!("{}IsBoundWithBindWith", self.ident)
     }
 
     /// The trait `bind`'s runtime must implement and none does: its
@@ -86,11 +100,14 @@ impl Wrapper<'_> {
             "`bind_with` takes the state once, as a `{shown}` or an `Arc<{shown}>`; every call and attempt then borrows it, never cloning it"
         );
         let span = self.op.handler.sig.ident.span();
+        let name = self.needs_state_name();
         quote_spanned! {span=>
+            #[doc(hidden)]
+            #[allow(dead_code)] // named only by the hidden `bind`
             #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            pub trait __HertaBindWithState {}
+            pub trait #name {}
             #[diagnostic::do_not_recommend]
-            impl __HertaBindWithState for ::herta::__private::NoKey {}
+            impl #name for ::herta::__private::NoKey {}
         }
     }
 }

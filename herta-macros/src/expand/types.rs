@@ -1,7 +1,7 @@
 //! Types the generated code is written with: `T` and `E` of the return
 //! type, the key type, and paths spanned for rustc's errors.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Ident, ReturnType, Type};
@@ -158,34 +158,4 @@ fn unsized_borrow(ty: &Type) -> bool {
         }),
         _ => false,
     }
-}
-
-/// A type with no lifetime but `'static` (so no elided reference either):
-/// usable in `Operation::Args`.
-pub(crate) fn owned(ty: &Type) -> bool {
-    fn scan(tokens: TokenStream) -> bool {
-        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-        for (i, token) in tokens.iter().enumerate() {
-            let next_is = |offset: usize, text: &str| {
-                tokens
-                    .get(i + offset)
-                    .is_some_and(|t| t.to_string() == text)
-            };
-            match token {
-                // `&'static T` is owned enough; `&T` and `&'a T` are not.
-                TokenTree::Punct(p)
-                    if p.as_char() == '&' && !(next_is(1, "'") && next_is(2, "static")) =>
-                {
-                    return false;
-                }
-                TokenTree::Punct(p) if p.as_char() == '\'' && !next_is(1, "static") => {
-                    return false
-                }
-                TokenTree::Group(g) if !scan(g.stream()) => return false,
-                _ => {}
-            }
-        }
-        true
-    }
-    scan(ty.to_token_stream())
 }

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Ident, Lit, Meta, Token};
+use syn::{Expr, Ident, Lit, Meta, Token};
 
 use crate::diag::{did_you_mean, error, Errors};
 use crate::model::{DuplicateKey, Key, Keys, UnknownKey, Within};
@@ -106,4 +106,21 @@ pub(super) fn key(
     }
     seen.push(key);
     Some((key, ident.clone()))
+}
+
+/// The value of `key = value`; anything else is a shape error showing `example`.
+pub(super) fn value_of<'a>(meta: &'a Meta, key: &str, example: &str) -> syn::Result<&'a Expr> {
+    match meta {
+        Meta::NameValue(nv) => Ok(&nv.value),
+        Meta::Path(path) => Err(error(
+            path.span(),
+            format_args!("`{key}` needs a value"),
+            format_args!("write `{key} = {example}`"),
+        )),
+        Meta::List(list) => Err(error(
+            list.path.span(),
+            format_args!("`{key}` takes a value with `=`, not a list"),
+            format_args!("write `{key} = {example}`"),
+        )),
+    }
 }

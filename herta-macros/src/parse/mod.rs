@@ -18,7 +18,7 @@ use crate::handler::Handler;
 use crate::model::{Attr, ContractItem, Key, Operation, Within};
 
 #[cfg(test)]
-pub(crate) use values::parse_timeout;
+pub(crate) use durations::parse_timeout;
 
 /// Reads the attribute and the function; `None` when the item is not a
 /// function with a body (reported).
@@ -85,7 +85,9 @@ pub(crate) fn attr(args: TokenStream, within: Within, errors: &mut Errors) -> At
                     .unwrap_or_default();
             }
             Key::Retry => attr.retry = values::retry(&meta, &ident, errors, &mut attr.keys),
-            Key::Timeout => attr.timeout = errors.handle(values::timeout(&meta)),
+            Key::Timeout => {
+                attr.timeout = errors.handle(durations::duration(&meta, "timeout", "2s"))
+            }
             Key::SerializeBy => {
                 attr.serialize_by = values::serialize_by(&meta, errors, &mut attr.keys);
             }

@@ -3,38 +3,14 @@
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta};
 
-use super::items;
+use super::durations::duration;
+use super::items::{self, value_of};
 use crate::diag::{error, error_spanned, Errors};
 use crate::model::{
-    BackoffSpec, JitterWord, Key, Keys, Max, OnList, Retry, SerializeBy, Timeout, TimeoutError,
-    Within, Word,
+    BackoffSpec, JitterWord, Key, Keys, Max, OnList, Retry, SerializeBy, Within, Word,
 };
 use crate::syntax::{int_literal, IntLiteral};
 use crate::vocab::Vocabulary;
-
-/// The longest per-attempt timeout a contract may declare (rule 10).
-///
-/// A per-attempt timeout above an hour is almost always a unit slip
-/// (`"90m"` meant as seconds) and is never what an in-process retry budget
-/// wants; an operation that truly runs longer declares no timeout.
-pub(crate) const MAX_TIMEOUT_MS: u64 = 60 * 60 * 1000;
-
-/// The value of `key = value`; anything else is a shape error showing `example`.
-pub(super) fn value_of<'a>(meta: &'a Meta, key: &str, example: &str) -> syn::Result<&'a Expr> {
-    match meta {
-        Meta::NameValue(nv) => Ok(&nv.value),
-        Meta::Path(path) => Err(error(
-            path.span(),
-            format_args!("`{key}` needs a value"),
-            format_args!("write `{key} = {example}`"),
-        )),
-        Meta::List(list) => Err(error(
-            list.path.span(),
-            format_args!("`{key}` takes a value with `=`, not a list"),
-            format_args!("write `{key} = {example}`"),
-        )),
-    }
-}
 
 /// `key = Word` (or `herta::Effect::Word`): a word of the vocabulary `V`.
 pub(super) fn word<V: Vocabulary>(meta: &Meta, key: &str, example: &str) -> syn::Result<Word<V>> {
@@ -164,37 +140,6 @@ fn boolean(meta: &Meta, key: &str) -> syn::Result<syn::LitBool> {
     }
 }
 
-/// `timeout = "2s"`; the duration is checked by rule 10.
-pub(super) fn timeout(meta: &Meta) -> syn::Result<Timeout> {
-    super::durations::duration(meta, "timeout", "2s")
-}
-
-/// `"250ms"`, `"2s"`, `"1m"`, `"1h"` → milliseconds.
-pub(crate) fn parse_timeout(text: &str) -> Result<u64, TimeoutError> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let (number, unit) = text.split_at(digits);
-    if number.is_empty() {
-        return Err(TimeoutError::Unparsable);
-    }
-    let scale: u64 = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(TimeoutError::Unparsable),
-    };
-    let millis = number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .ok_or(TimeoutError::TooLong)?;
-    match millis {
-        0 => Err(TimeoutError::Zero),
-        m if m > MAX_TIMEOUT_MS => Err(TimeoutError::TooLong),
-        m => Ok(m),
-    }
-}
-
 /// `retry(on = ..., max = ...)`.
 pub(super) fn retry(
     meta: &Meta,
@@ -262,12 +207,8 @@ fn backoff(
             continue;
         };
         match items::key(&meta, Within::Backoff, &mut seen, keys) {
-            Some((Key::Base, _)) => {
-                spec.base = errors.handle(super::durations::duration(&meta, "base", "10ms"))
-            }
-            Some((Key::Cap, _)) => {
-                spec.cap = errors.handle(super::durations::duration(&meta, "cap", "1s"))
-            }
+            Some((Key::Base, _)) => spec.base = errors.handle(duration(&meta, "base", "10ms")),
+            Some((Key::Cap, _)) => spec.cap = errors.handle(duration(&meta, "cap", "1s")),
             Some((_, _)) => {
                 spec.jitter = errors.handle(word::<JitterWord>(&meta, "jitter", "Full"));
             }

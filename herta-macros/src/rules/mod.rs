@@ -1,8 +1,9 @@
-//! The compile-time contract rules (herta design §5), one function per
-//! rule, each reading the [model](crate::model) and returning its errors,
-//! spanned on the offending token and worded as the rule in one sentence
-//! plus a `help:` line. [`check`] runs them all, so every violation in one
-//! attribute is reported together.
+//! The compile-time contract rules (numbered as in the documentation of
+//! `#[herta::operation]`), one function per rule, each reading the
+//! [model](crate::model) and returning its errors, spanned on the
+//! offending token and worded as the rule in one sentence plus a `help:`
+//! line. [`check`] runs them all, so every violation in one
+//! attribute is reported together, in source order.
 //!
 //! Rule 9 (retry needs `Clone` parameters), the type half of rule 8 (a key
 //! must be `Clone + Hash + Eq + Send + Sync + 'static`) and the capacity half
@@ -17,6 +18,7 @@ mod function;
 mod keys_and_words;
 mod resources;
 mod retry;
+mod state;
 mod values;
 mod waiting;
 
@@ -31,10 +33,7 @@ pub(crate) fn check(op: &Operation, errors: &mut Errors) {
     errors.extend(values::rule_10_timeout(attr));
     errors.extend(function::rule_11_handler_shape(handler));
     errors.extend(function::rule_11_context_first(handler));
-    errors.extend(crate::state::rule_15_state(
-        &handler.states,
-        &handler.sig.ident,
-    ));
+    errors.extend(state::rule_15_state(&handler.states, &handler.sig.ident));
     attribute_rules_after_item(attr, errors);
 }
 
@@ -52,9 +51,9 @@ pub(crate) fn check_contract(contract: &ContractItem, errors: &mut Errors) {
     attribute_rules_after_item(attr, errors);
 }
 
-/// The rules of the attribute alone reported before the item's (the
-/// order of the errors is the order users read them in, pinned by the ui
-/// snapshots): rules 1 to 7.
+/// The rules of the attribute alone checked before the item's: rules 1
+/// to 7. (The errors are emitted in source order whatever the order the
+/// rules run in: `diag::Errors`.)
 fn attribute_rules_before_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(keys_and_words::rule_1_effect_required(attr));
     errors.extend(keys_and_words::rule_2_unknown_words(attr));
@@ -65,7 +64,7 @@ fn attribute_rules_before_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(resources::rule_7_resource_once(attr));
 }
 
-/// The rules of the attribute alone reported after the item's: duplicate
+/// The rules of the attribute alone checked after the item's: duplicate
 /// keys, the name, backoff, the durations, `max_wait` and the deadline.
 fn attribute_rules_after_item(attr: &Attr, errors: &mut Errors) {
     errors.extend(keys_and_words::rule_11_duplicate_keys(attr));

@@ -1,11 +1,12 @@
 //! Rules on single values: 8 (`serialize_by` names a parameter), 10
 //! (`timeout`) and a non-empty `name`.
 
-use syn::Ident;
+use syn::{Ident, Type};
 
-use crate::diag::{did_you_mean, error, list};
+use crate::diag::{did_you_mean, error, error_spanned, list};
 use crate::handler::Handler;
 use crate::model::{Attr, Timeout, TimeoutError};
+use crate::syntax::float_type;
 
 /// Rule 8 (name half): `serialize_by` names a parameter of the function.
 pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> Vec<syn::Error> {
@@ -40,7 +41,8 @@ pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
         ));
         return errors;
     }
-    if handler.param_named(&by.param).is_some() {
+    if let Some(index) = handler.param_named(&by.param) {
+        errors.extend(rule_8_float_key(&by.param, &handler.params[index].ty));
         return errors;
     }
     let names: Vec<String> = handler
@@ -79,6 +81,24 @@ pub(super) fn rule_8_serialize_by_parameter(attr: &Attr, handler: &Handler) -> V
         ),
     });
     errors
+}
+
+/// Rule 8 (type half, where the type's name says it): an `f32` or `f64`
+/// (or a reference to one) cannot be a key. Any other type is checked by
+/// rustc at `bind`, whose message cannot tell a float from a type of the
+/// user's (it would say "derive `Hash` for `f64`"). The wrapper is then
+/// generated without the key (`best_effort`), so this is the one error.
+fn rule_8_float_key(param: &Ident, ty: &Type) -> Option<syn::Error> {
+    let (float, bits) = float_type(ty)?;
+    Some(error_spanned(
+        ty,
+        format_args!(
+            "`serialize_by = {param}` keys by an `{float}`, and a float cannot be a key: it is neither `Eq` nor `Hash` (`NaN != NaN`, and `0.0 == -0.0` with different bits)"
+        ),
+        format_args!(
+            "serialize by a `String` or an integer id; to key by the number itself, take its bits as the key parameter (`{param}: {bits}`, from `{float}::to_bits`)"
+        ),
+    ))
 }
 
 /// Rule 8 (scope half): a `serialize_by` scope is not empty.

@@ -1,4 +1,4 @@
-//! Rules on bounded waiting and the deadline (DESIGN §8.2): `max_wait` and
+//! Rules on bounded waiting and the deadline: `max_wait` and
 //! `deadline` are durations like `timeout` (rule 10), and `max_wait` bounds
 //! a wait, so it needs `admission = Wait` (rule 14); both it and `timeout`
 //! must end before the `deadline` can (rule 17).

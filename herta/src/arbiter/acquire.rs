@@ -1,4 +1,4 @@
-//! The future of [`Arbiter::acquire`](super::Arbiter::acquire): a `Wait`
+//! [`Arbiter::acquire`] and its future: a `Wait`
 //! call's queueing for its budgets (see the arbiter's module docs for the
 //! grant pass and the fairness bound it takes part in).
 
@@ -7,8 +7,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::budget::Fast;
+use super::needs::{Need, Needs};
+use super::permits::{AcquireError, Arbiter, Permit};
 use super::state::{State, Track, Waiter};
-use super::{AcquireError, Arbiter, Need, Needs, Permit};
 use crate::waiters::{Node, Status, WakeList};
 
 pin_project_lite::pin_project! {
@@ -60,10 +61,11 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<'a> Acquire<'a> {
-    pub(super) fn new(arbiter: &'a Arbiter, needs: &'a Needs) -> Self {
+impl Arbiter {
+    /// Waits until every need can be taken at once, holding nothing meanwhile.
+    pub(crate) fn acquire<'a>(&'a self, needs: &'a Needs) -> Acquire<'a> {
         Acquire {
-            arbiter,
+            arbiter: self,
             needs,
             node: Node::new(),
         }

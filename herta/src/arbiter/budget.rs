@@ -1,7 +1,7 @@
 //! The lock-free part of a budget: one atomic word (free units and a
 //! `SLOW` flag) on its own cache line; see the arbiter's module docs.
 
-use super::Need;
+use super::needs::Need;
 use crate::loom::{AtomicU32, AtomicU64, Ordering};
 
 /// The word's flag: go through the lock.

@@ -1,14 +1,14 @@
-//! The fairness bound of DESIGN §8.1, checked for every waiter of random
-//! schedules (arrivals `Wait` / `Reject` over three budgets, releases,
-//! cancellations), driven step by step on one thread so that each grant's
-//! step is known exactly. `PROPTEST_CASES` sets the number of schedules.
+//! The fairness bound (the arbiter's module docs, "Bound"), checked for
+//! every waiter of random schedules (arrivals `Wait` / `Reject` over three
+//! budgets, releases, cancellations), driven step by step on one thread so
+//! that each grant's step is known exactly. `PROPTEST_CASES` sets the number of schedules.
 
+use super::acquire::Acquire;
 use super::*;
 use proptest::prelude::*;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::Poll;
-use std::task::Waker;
+use std::task::{Context, Poll, Waker};
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -162,7 +162,7 @@ fn run(caps: [u32; 3], steps: &[Step]) -> Result<(), TestCaseError> {
     check_bound(&calls)
 }
 
-/// DESIGN §8.1 for every call that queued.
+/// The fairness bound for every call that queued.
 fn check_bound(calls: &[Call<'_>]) -> Result<(), TestCaseError> {
     let released = |c: &Call<'_>| c.released.unwrap_or(NEVER);
     for (wi, w) in calls.iter().enumerate().filter(|(_, c)| c.queued) {

@@ -6,7 +6,8 @@ use super::*;
 use loom::future::block_on;
 use loom::thread;
 use std::future::Future;
-use std::task::Waker;
+use std::sync::Arc;
+use std::task::{Context, Waker};
 
 fn assert_quiescent(arb: &Arbiter) {
     for b in arb.snapshot() {
@@ -170,9 +171,10 @@ fn reject_probes_and_the_fast_path_never_exceed_capacity() {
     });
 }
 
-/// DESIGN §8.1 with a two-budget waiter W and two single-budget
-/// newcomers: once the unit held at W's arrival is released, no newcomer
-/// is granted `a` or `b` before W (in every interleaving).
+/// The fairness bound (the arbiter's module docs) with a two-budget
+/// waiter W and two single-budget newcomers: once the unit held at W's
+/// arrival is released, no newcomer is granted `a` or `b` before W (in
+/// every interleaving).
 #[test]
 fn a_two_budget_waiter_is_granted_before_later_newcomers_once_its_holders_left() {
     let mut model = loom::model::Builder::new();

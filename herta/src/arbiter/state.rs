@@ -1,12 +1,12 @@
 //! The arbiter's state under its lock: per-budget bookkeeping ([`Track`]),
 //! the waiter queue, and the grant pass; see the arbiter's module docs.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Context;
 
 use super::budget::Budget;
-use super::*;
-use std::pin::Pin;
-
+use super::needs::{Need, Needs};
 use crate::waiters::{List, Node, Status, WakeList};
 
 /// A budget's bookkeeping under the lock.
@@ -73,9 +73,8 @@ impl Track {
 /// its need list in [`State::lists`], packed into 8 bytes, so that its node
 /// (a list id, two links, a waker, this) is 48 bytes of its future. With
 /// the list as an `Arc<[Need]>` beside a `u64` ticket, queueing and leaving
-/// each moved the list's shared reference count, under the lock, and a
-/// cancellation storm's cost rose with every byte of the node
-/// (RELIABILITY.md, finding 5).
+/// would each move the list's shared reference count, under the lock, and a
+/// cancellation storm's cost rises with every byte of the node.
 ///
 /// The ticket keeps its low [`TICKET_BITS`] bits; [`State::ticket`] puts
 /// back the rest from the arbiter's ticket count, exactly while the waiter

@@ -26,14 +26,12 @@ use super::bound::BoundInner;
 use super::ended::{self, End, Refusal};
 use super::table_key::TableKey;
 use super::waiting::Limits;
-use crate::__private::ErrorSource;
 use crate::arbiter::Permit;
-use crate::error::Error;
-use crate::events::{Event, Events};
+use crate::error::{Error, ErrorSource};
+use crate::events::{AttemptClock, Event, Events, SpanEnd};
 use crate::keys::KeyGuard;
-use crate::metrics::AttemptClock;
+use crate::kinds::{Ending, StoppedAt};
 use crate::stats::Counters;
-use crate::trace::{Ending, Stage};
 
 /// One admitted call of a bound operation: counted out of the gate by
 /// [`finish`](Admitted::finish), or when dropped unfinished.
@@ -49,7 +47,7 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// How far `finish` got: what the guard's drop has left to do.
     progress: Progress,
     /// What the call's span records when it ends.
-    ending: Ending,
+    span: SpanEnd,
     /// The attempt running or last run (0 before the first): the span's
     /// `attempts`, a panic's attempt number, and the number the stages
     /// read (the call keeps no other).
@@ -91,15 +89,15 @@ enum Progress {
 /// Counts a call of `bound` into its runtime's gate, or refuses it when the
 /// gate is closed (its span then records the refusal).
 #[inline]
-pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted<'_, K>, Refusal> {
-    let counters = bound.counters.here();
+pub(crate) fn admit<K>(bound: &BoundInner<K>, span: SpanEnd) -> Result<Admitted<'_, K>, Refusal> {
+    let counters = bound.recorders.here();
     let admitted = bound.runtime.inner.gate.enter(
         || bound.events_on(counters).emit(Event::Admitted),
         || counters.take_back_admission(),
     );
     if !admitted {
-        ending.end("stopping", 0);
-        return Err(Refusal::Stopping(Stage::Admission));
+        span.record(Ending::Stopping(StoppedAt::Admission), 0);
+        return Err(Refusal::Stopping(StoppedAt::Admission));
     }
     Ok(Admitted {
         bound,
@@ -109,7 +107,7 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, ending: Ending) -> Result<Admitted
             permit: None,
         }),
         progress: Progress::Running,
-        ending,
+        span,
         attempt: 0,
     })
 }
@@ -205,7 +203,7 @@ impl<'a, K> Admitted<'a, K> {
         chain: S,
     ) -> Result<T, Error<E>> {
         self.held.release();
-        self.ending.end_with(|| ended::label(&end), self.attempt);
+        self.span.record_with(|| ended::ending(&end), self.attempt);
         // From here the call's ending is counted before anything else can
         // panic (`Events::emit` counts first); a panic before this point
         // (in a subscriber recording the span's end) is counted by the drop,
@@ -238,12 +236,14 @@ impl<K> Admitted<'_, K> {
         self.held.release();
         if let Progress::Running = self.progress {
             if std::thread::panicking() {
-                self.ending.end("panicked", self.attempt);
-                let attempt = self.attempt;
-                self.events().emit(Event::Panicked { attempt });
+                let ending = Ending::Panicked {
+                    attempt: self.attempt,
+                };
+                self.span.record(ending, self.attempt);
+                self.events().emit(Event::Ended(ending));
             } else {
-                self.ending.end("cancelled", self.attempt);
-                self.events().emit(Event::Cancelled);
+                self.span.record(Ending::Cancelled, self.attempt);
+                self.events().emit(Event::Ended(Ending::Cancelled));
             }
         }
         // The call's ending is counted (by `finish`, or just above): it is

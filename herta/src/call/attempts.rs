@@ -38,10 +38,10 @@ use tokio::time::{Instant, Sleep};
 
 use super::ended::End;
 use super::waiting::{earliest, needs_timers, Limits};
-use crate::__private::HandlerOutput;
 use crate::context::Context;
 use crate::contract::Contract;
 use crate::events::{Event, Events};
+use crate::outcome::HandlerOutput;
 use crate::outcome::{normalize, Outcome};
 use crate::retry::budget::Withdrawal;
 use crate::runtime::Inner;

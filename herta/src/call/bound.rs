@@ -7,11 +7,10 @@ use std::sync::Arc;
 use super::table_key::{KeyOps, TableKey};
 use crate::arbiter::Needs;
 use crate::contract::Contract;
-use crate::events::Events;
+use crate::events::{CallSpan, Events, Recorders, SpanEnabled};
 use crate::keys::KeyTable;
 use crate::runtime::Runtime;
-use crate::stats::{Counters, OpCounters};
-use crate::trace;
+use crate::stats::Counters;
 
 /// What every clone of a [`Bound`](super::Bound) shares, read by every call.
 ///
@@ -37,40 +36,31 @@ pub(crate) struct BoundInner<K: 'static> {
     /// Whether the contract declares `max_wait`, `deadline` or `timeout`
     /// (see [`Limits`](super::waiting::Limits)).
     pub(crate) limited: bool,
-    /// This binding's counters (its own allocation, also in the runtime's
-    /// registry, which sums them by operation name).
-    pub(crate) counters: Arc<OpCounters>,
-    /// This binding's metric handles (feature `metrics`), taken at bind.
-    #[cfg(feature = "metrics")]
-    pub(crate) metrics: crate::metrics::OpMetrics,
+    /// This binding's counters and metric handles.
+    pub(crate) recorders: Recorders,
 }
 
 impl<K: 'static> BoundInner<K> {
     /// The event sink of this operation's calls on this thread.
     #[inline(always)]
     pub(crate) fn events(&self) -> Events<'_> {
-        self.events_on(self.counters.here())
+        self.events_on(self.recorders.here())
     }
 
-    /// Opens the span of a call with `key` (see [`trace::call_span`]) and
-    /// whether the call's end records its duration.
+    /// Opens the span of a call with `key` (see [`CallSpan::open`]) and
+    /// whether the call's end records on it.
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
-    pub(crate) fn span(&self, key: Option<&K>) -> (trace::CallSpan, trace::Timed) {
-        let span = trace::call_span(self.contract, key, self.describe_key);
-        let timed = trace::Timed::of(&span);
-        (span, timed)
+    pub(crate) fn span(&self, key: Option<&K>) -> (CallSpan, SpanEnabled) {
+        let span = CallSpan::open(self.contract, key, self.describe_key);
+        let enabled = span.enabled();
+        (span, enabled)
     }
 
     /// The event sink of this operation's calls, counting in `counters`
     /// (a call takes its thread's shard once, at admission).
     #[inline(always)]
     pub(crate) fn events_on<'a>(&'a self, counters: &'a Counters) -> Events<'a> {
-        Events::new(
-            counters,
-            self.contract,
-            #[cfg(feature = "metrics")]
-            &self.metrics,
-        )
+        self.recorders.events(counters, self.contract)
     }
 }

@@ -21,10 +21,10 @@ use super::ended::Refusal;
 use super::waiting::{self, Limits};
 use crate::arbiter::{AcquireError, Need, Needs, Permit, TryAcquireError};
 use crate::error::Busy;
-use crate::events::{Event, Events};
+use crate::events::{self, Event, Events};
+use crate::kinds::{Queue, StoppedAt};
 use crate::outcome::Admission;
 use crate::runtime::Inner;
-use crate::trace::{self, Stage, Wait};
 
 /// Takes `needs` from the runtime's budgets at once if they have room.
 /// `Err` carries why not, for [`contended`].
@@ -55,7 +55,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
 ) -> impl Future<Output = Result<Permit<'a>, Refusal>> + use<'a, 'e, 'l> {
     async move {
         let index = match error {
-            TryAcquireError::Closed => return Err(Refusal::Stopping(Stage::Budgets)),
+            TryAcquireError::Closed => return Err(Refusal::Stopping(StoppedAt::Budgets)),
             TryAcquireError::Busy(index) => index,
         };
         if admission == Admission::Reject {
@@ -64,12 +64,12 @@ pub(crate) fn contended<'a, 'e, 'l>(
             }));
         }
         let until = limits.wait_until();
-        match trace::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
+        match events::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
             (Some(Ok(permit)), waited) => {
-                events.emit(Event::Waited(Wait::Budgets, waited));
+                events.emit(Event::Waited(Queue::Budgets, waited));
                 Ok(permit)
             }
-            (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(Stage::Budgets)),
+            (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
             (Some(Err(AcquireError::QueueFull(full))), _) => {
                 Err(Refusal::Throttled(Busy::Resource {
                     resource: rt.resources[full].name(),

@@ -1,26 +1,28 @@
 //! How a call ends, as the stages report it, and the caller's result.
 //!
 //! The stages do not build [`Error`]s: a refusal before any attempt is a
-//! [`Refusal`], a call that ended without a value an [`End`]. [`count`]
-//! counts and traces how the call's `Result<T, End<E>>` ended (through the
-//! event sink), then [`result`] turns it into what the caller gets, and is
-//! where a handler's panic resumes.
+//! [`Refusal`], a call that ended without a value an [`End`]. [`ending`]
+//! says how the call's `Result<T, End<E>>` ended in the sinks' vocabulary
+//! ([`Ending`]), [`count`] reports that through the event sink, then
+//! [`result`] turns it into what the caller gets, and is where a handler's
+//! panic resumes. A new way to end is a variant of `Refusal` or `End`,
+//! given its [`Ending`] in [`End::ending`] and its [`Error`] in `result`.
 
 use std::any::Any;
 
-use crate::__private::{ErrorSource, SourceOf};
 use crate::contract::Contract;
 use crate::error::{Busy, Error};
+use crate::error::{ErrorSource, SourceOf};
 use crate::events::{Event, Events};
+use crate::kinds::{Ending, StoppedAt};
 use crate::outcome::Outcome;
-use crate::trace::Stage;
 
 /// Why a call ran nothing: refused, or withdrawn from a wait, before its
 /// first attempt.
 #[derive(Debug)]
 pub(crate) enum Refusal {
-    /// The runtime is stopping; `Stage` says where the call was.
-    Stopping(Stage),
+    /// The runtime is stopping; where the call was.
+    Stopping(StoppedAt),
     /// A `Reject` call found its key or a budget busy; or a `Wait` call's
     /// `max_wait` ran out (naming what it waited for), or a queue was full.
     Throttled(Busy),
@@ -74,6 +76,25 @@ impl<E> End<E> {
             End::Refused(_) | End::Panicked { .. } | End::DeadlineExceeded { .. } => None,
         }
     }
+
+    /// How the call ended, in the sinks' vocabulary.
+    #[inline]
+    pub(crate) fn ending(&self) -> Ending<'_> {
+        match self {
+            End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Ending::Failed(*outcome),
+            End::Refused(Refusal::Throttled(busy)) => Ending::Throttled(busy),
+            End::Refused(Refusal::Stopping(at)) => Ending::Stopping(*at),
+            End::Refused(Refusal::DeadlineExceeded) => Ending::DeadlineExceeded {
+                outcome: Outcome::Transient,
+                attempts: 0,
+            },
+            End::DeadlineExceeded { outcome, attempts } => Ending::DeadlineExceeded {
+                outcome: *outcome,
+                attempts: *attempts,
+            },
+            End::Panicked { attempt, .. } => Ending::Panicked { attempt: *attempt },
+        }
+    }
 }
 
 impl<E> From<Refusal> for End<E> {
@@ -83,28 +104,15 @@ impl<E> From<Refusal> for End<E> {
     }
 }
 
-/// How a call that ended with `end` ended, as one word: the span's `outcome`
-/// and the `outcome` label of the `metrics` feature (see `herta::trace` and
-/// `herta::metrics`).
-#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-#[inline(never)]
-pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
+/// How a call that ended with `end` ended, in the sinks' vocabulary.
+pub(crate) fn ending<T, E>(end: &Result<T, End<E>>) -> Ending<'_> {
     match end {
-        Ok(_) => "success",
-        Err(End::Failed { outcome, .. } | End::TimedOut { outcome, .. }) => match outcome {
-            Outcome::Transient => "transient",
-            Outcome::Uncertain => "uncertain",
-            Outcome::Throttled => "throttled",
-            _ => "permanent",
-        },
-        Err(End::Refused(Refusal::Throttled(_))) => "throttled",
-        Err(End::Refused(Refusal::Stopping(_))) => "stopping",
-        Err(End::Refused(Refusal::DeadlineExceeded) | End::DeadlineExceeded { .. }) => "deadline",
-        Err(End::Panicked { .. }) => "panicked",
+        Ok(_) => Ending::Succeeded,
+        Err(end) => end.ending(),
     }
 }
 
-/// Counts and traces how a call ended (through the event sink): its
+/// Counts and reports how a call ended (through the event sink): its
 /// success, or its refusal or failure. For an admitted call this is its
 /// count out of the admission gate, so it comes once the call holds
 /// nothing, before [`result`] builds what the caller gets.
@@ -112,33 +120,12 @@ pub(crate) fn label<T, E>(end: &Result<T, End<E>>) -> &'static str {
 #[cfg_attr(debug_assertions, inline)]
 pub(crate) fn count<T, E>(end: &Result<T, End<E>>, events: Events<'_>) {
     match end {
-        Ok(_) => events.emit(Event::Succeeded),
-        Err(end) => count_error(end, events),
+        Ok(_) => events.emit(Event::Ended(Ending::Succeeded)),
+        // Out of line: inlined here, the other endings' arms merge with the
+        // success's into one jump table on the ending, which a successful
+        // call then goes through too.
+        Err(end) => events.ended(end.ending()),
     }
-}
-
-/// [`count`] of a call that ended without a value. Out of line (once per
-/// error type, not per operation): no call that succeeds comes here.
-#[inline(never)]
-fn count_error<E>(end: &End<E>, events: Events<'_>) {
-    match end {
-        End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => {
-            events.emit(Event::Failed { outcome: *outcome })
-        }
-        End::Panicked { attempt, .. } => events.emit(Event::Panicked { attempt: *attempt }),
-        End::Refused(Refusal::Stopping(stage)) => events.emit(Event::Stopping(*stage)),
-        End::Refused(Refusal::Throttled(busy)) => events.emit(Event::Throttled(busy)),
-        End::Refused(Refusal::DeadlineExceeded) => deadline_exceeded(events, Outcome::Transient, 0),
-        End::DeadlineExceeded { outcome, attempts } => {
-            deadline_exceeded(events, *outcome, *attempts)
-        }
-    }
-}
-
-/// Counts and traces a missed deadline.
-#[cold]
-fn deadline_exceeded(events: Events<'_>, outcome: Outcome, attempts: u32) {
-    events.emit(Event::DeadlineExceeded { outcome, attempts });
 }
 
 /// The caller's result of a call that ended with `end` (already
@@ -147,7 +134,7 @@ fn deadline_exceeded(events: Events<'_>, outcome: Outcome, attempts: u32) {
 /// Builds the value and does nothing else, so that it is written straight
 /// into the caller's: a result built before the call's last counting and
 /// copied after it would be written with narrow stores and read back with
-/// wide loads, a load that waits for the stores.
+/// wide loads, a load that waits for the stores, on every call.
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[cfg_attr(debug_assertions, inline)]
 pub(crate) fn result<T, E, S: ErrorSource<E>>(

@@ -22,10 +22,10 @@ use super::table_key::TableKey;
 use super::waiting::{self, Limits};
 use crate::contract::Contract;
 use crate::error::Busy;
-use crate::events::{Event, Events};
+use crate::events::{self, Event, Events};
 use crate::keys::{KeyGuard, KeyTable, TryKeyError};
+use crate::kinds::{Queue, StoppedAt};
 use crate::outcome::Admission;
-use crate::trace::{self, Stage, Wait};
 
 /// A key a `Wait` call queues for ([`wait`]), and its table.
 pub(crate) type Queued<'a, K> = (&'a KeyTable<TableKey<K>>, TableKey<K>);
@@ -73,7 +73,7 @@ fn try_acquire<'a, K: 'static>(
             parameter: contract.serialize_by().map_or("", |k| k.parameter()),
             value: describe_key.map(|describe| describe(&busy.key)),
         })),
-        Err(TryKeyError::Closed) => Err(Refusal::Stopping(Stage::Key)),
+        Err(TryKeyError::Closed) => Err(Refusal::Stopping(StoppedAt::Key)),
     }
 }
 
@@ -94,12 +94,12 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
 ) -> impl Future<Output = Result<KeyGuard<'a, TableKey<K>>, Refusal>> + use<'a, 'e, 'l, K> {
     async move {
         let Some(until) = limits.wait_until() else {
-            return match trace::timed(table.acquire(key)).await {
+            return match events::timed(table.acquire(key)).await {
                 (Ok(guard), waited) => {
-                    events.emit(Event::Waited(Wait::Key, waited));
+                    events.emit(Event::Waited(Queue::Key, waited));
                     Ok(guard)
                 }
-                (Err(_closed), _) => Err(Refusal::Stopping(Stage::Key)),
+                (Err(_closed), _) => Err(Refusal::Stopping(StoppedAt::Key)),
             };
         };
         // Bounded: try first, so that only a call that waits describes its key
@@ -110,18 +110,18 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
             let key = match table.try_acquire(key) {
                 Ok(guard) => return Ok(guard),
                 Err(TryKeyError::Busy(key)) => key,
-                Err(TryKeyError::Closed) => return Err(Refusal::Stopping(Stage::Key)),
+                Err(TryKeyError::Closed) => return Err(Refusal::Stopping(StoppedAt::Key)),
             };
             // As a `Box<str>` while waiting: 16 bytes in the state, not 24.
             let value = describe_key.map(|describe| describe(&key.key).into_boxed_str());
             (value, table.acquire(key))
         };
-        match trace::timed(waiting::bounded(Some(until), acquire)).await {
+        match events::timed(waiting::bounded(Some(until), acquire)).await {
             (Some(Ok(guard)), waited) => {
-                events.emit(Event::Waited(Wait::Key, waited));
+                events.emit(Event::Waited(Queue::Key, waited));
                 Ok(guard)
             }
-            (Some(Err(_closed)), _) => Err(Refusal::Stopping(Stage::Key)),
+            (Some(Err(_closed)), _) => Err(Refusal::Stopping(StoppedAt::Key)),
             (None, _) => Err(limits.expired(|| Busy::Key {
                 parameter: contract.serialize_by().map_or("", |k| k.parameter()),
                 value: value.map(String::from),

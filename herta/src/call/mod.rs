@@ -79,14 +79,12 @@ use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::__private::{ErrorSource, HandlerOutput};
 use crate::context::Context;
 use crate::contract::{Contract, KeySpec};
-use crate::error::{BindError, Error};
-use crate::metrics;
-use crate::outcome::Outcome;
+use crate::error::{BindError, Error, ErrorSource};
+use crate::events::{AttemptClock, Recorders, SpanEnabled, SpanEnd};
+use crate::outcome::{HandlerOutput, Outcome};
 use crate::runtime::Runtime;
-use crate::trace;
 use bound::BoundInner;
 use ended::End;
 use table_key::KeyOps;
@@ -98,7 +96,7 @@ use table_key::KeyOps;
 /// stores what the key table needs of `K` (hashing, equality, cloning) as
 /// function pointers, so the other methods compile for any `K`. A key type
 /// without them is then one error, at `bind` (see
-/// [`KeyBound`](crate::__private::KeyBound)), instead of one per method.
+/// `herta::__private::KeyBound`), instead of one per method.
 pub struct Bound<K: 'static> {
     inner: Arc<BoundInner<K>>,
 }
@@ -161,9 +159,7 @@ impl<K: 'static> Bound<K> {
                     .filter(KeySpec::shows_key)
                     .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
-                counters: runtime.inner.operations.counters(contract.operation()),
-                #[cfg(feature = "metrics")]
-                metrics: crate::metrics::OpMetrics::register(contract.operation()),
+                recorders: Recorders::register(&runtime.inner.operations, contract.operation()),
             }),
         })
     }
@@ -237,11 +233,8 @@ impl<K: 'static> Bound<K> {
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
     {
-        let (span, timed) = self.inner.span(key.as_ref());
-        trace::instrument(
-            self.run(key, classify, retry_after, chain, attempt, timed),
-            span,
-        )
+        let (span, enabled) = self.inner.span(key.as_ref());
+        span.instrument(self.run(key, classify, retry_after, chain, attempt, enabled))
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -269,7 +262,7 @@ impl<K: 'static> Bound<K> {
         retry_after: R,
         chain: S,
         mut handler: F,
-        timed: trace::Timed,
+        span: SpanEnabled,
     ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R>
     where
         F: FnMut(Context) -> Fut,
@@ -283,7 +276,7 @@ impl<K: 'static> Bound<K> {
             let inner = &*self.inner;
             let rt = &*inner.runtime.inner;
             let contract = inner.contract;
-            let mut call = match admit::admit(inner, trace::Ending::new(timed)) {
+            let mut call = match admit::admit(inner, SpanEnd::new(span)) {
                 Ok(call) => call,
                 Err(refused) => return admit::refused(inner, refused, chain),
             };
@@ -322,7 +315,7 @@ impl<K: 'static> Bound<K> {
                         let attempt = call.next_attempt();
                         let ctx = attempts::context(contract, attempt, &limits);
                         let deadline = ctx.deadline;
-                        let clock = metrics::AttemptClock::start();
+                        let clock = AttemptClock::start();
                         let run = attempts::caught(handler(ctx));
                         let finished = match deadline {
                             Some(deadline) => attempts::timed(run, deadline).await,

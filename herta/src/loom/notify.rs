@@ -18,7 +18,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use super::{lock, Mutex};
+use super::sync::{lock, Mutex};
 use crate::waiters::{List, Node, WakeList};
 
 pub(crate) struct Notify {

@@ -131,19 +131,37 @@ impl<E, F: Fn(&E) -> Outcome> ClassifyError<E> for ErrorFn<F> {
 }
 
 /// How a [`ContractLayer`](super::ContractLayer) tells a failed response
-/// from a good one: [`AllResponses`] (the default: every response is a
-/// success) or [`ResponseFn`], from
+/// from a good one: [`ByStatus`] (the default) or [`ResponseFn`], from
 /// [`classify_response`](super::ContractLayer::classify_response).
 pub trait ClassifyResponse<R> {
     /// `Some((outcome, retry hint))` when `response` is a failure.
     fn failure(&self, response: &R) -> Option<(Outcome, Option<Duration>)>;
 }
 
-/// Every response is a success.
+/// The default: a `reqwest::Response` (feature `reqwest`) is a failure
+/// when its status says so, by
+/// `herta::http::outcome_of` (429 `Throttled`, 503 `Transient`, 502
+/// `Uncertain`, 404 `Permanent`…), with its `Retry-After`
+/// (`herta::http::retry_after`) as the retry hint; every other response
+/// is a success.
+///
+/// The response is recognised by its type, a test the compiler settles
+/// for each response type, so other responses cost nothing. An
+/// `http::Response<B>`, or a type of yours, is a success here: say what
+/// it means with [`classify_response`](super::ContractLayer::classify_response)
+/// (`|r: &http::Response<B>| Some(herta::http::outcome_of(r.status()))`)
+/// and [`response_retry_after`](super::ContractLayer::response_retry_after).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct AllResponses;
+pub struct ByStatus;
 
-impl<R> ClassifyResponse<R> for AllResponses {
+impl<R: 'static> ClassifyResponse<R> for ByStatus {
+    #[cfg(feature = "reqwest")]
+    fn failure(&self, response: &R) -> Option<(Outcome, Option<Duration>)> {
+        let response = (response as &dyn std::any::Any).downcast_ref::<reqwest::Response>()?;
+        crate::http::response_failure(response.status(), response.headers())
+    }
+
+    #[cfg(not(feature = "reqwest"))]
     fn failure(&self, _: &R) -> Option<(Outcome, Option<Duration>)> {
         None
     }

@@ -7,11 +7,13 @@ use std::hash::Hash;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::classify::{AllResponses, ByClassify, ErrorFn, NoHint, ResponseFn};
+use super::classify::{ByClassify, ByStatus, ErrorFn, NoHint, ResponseFn};
+use super::keying::{KeyDeclared, KeyedBy, NoKeyDeclared, Unkeyed};
 use super::service::{ContractService, Shared};
-use crate::__private::{Bound, KeyDeclared, NoKey, NoKeyDeclared, Probe};
+use crate::call::Bound;
 use crate::contract::DeclaredContract;
 use crate::error::BindError;
+use crate::keys::{describe, NoKey};
 use crate::runtime::Runtime;
 
 /// A contract `C` (a `#[herta::contract]` struct) bound to a runtime, as a
@@ -28,66 +30,12 @@ use crate::runtime::Runtime;
 /// ([`Unkeyed`] or [`KeyedBy`]), `R` how responses are classified, `E` how
 /// the inner service's errors are. Cloning is cheap when the functions
 /// given are.
-pub struct ContractLayer<C, K = Unkeyed, R = AllResponses, E = ByClassify> {
+pub struct ContractLayer<C, K = Unkeyed, R = ByStatus, E = ByClassify> {
     pub(super) runtime: Runtime,
     pub(super) keying: K,
     pub(super) responses: R,
     pub(super) errors: E,
     pub(super) contract: PhantomData<fn() -> C>,
-}
-
-/// Requests of a contract without `serialize_by`: no key.
-#[derive(Clone)]
-pub struct Unkeyed {
-    pub(super) bound: Bound<NoKey>,
-}
-
-/// Requests keyed by the function `F` (`Fn(&Req) -> K`), given to
-/// [`ContractLayer::bind_keyed`].
-#[derive(Clone)]
-pub struct KeyedBy<F, K: 'static> {
-    pub(super) bound: Bound<K>,
-    pub(super) key: F,
-}
-
-/// What a service needs of its keying: the bound contract and each
-/// request's key. Implemented by [`Unkeyed`] and [`KeyedBy`].
-pub trait KeyOf<Req> {
-    /// The key type (`NoKey` without `serialize_by`).
-    #[doc(hidden)]
-    type Key: Send + Sync + 'static;
-    /// The contract, bound.
-    #[doc(hidden)]
-    fn bound(&self) -> &Bound<Self::Key>;
-    /// The key of `request`.
-    #[doc(hidden)]
-    fn key(&self, request: &Req) -> Option<Self::Key>;
-}
-
-impl<Req> KeyOf<Req> for Unkeyed {
-    type Key = NoKey;
-    fn bound(&self) -> &Bound<NoKey> {
-        &self.bound
-    }
-    fn key(&self, _: &Req) -> Option<NoKey> {
-        None
-    }
-}
-
-impl<Req, K: Send + Sync + 'static, F: Fn(&Req) -> K> KeyOf<Req> for KeyedBy<F, K> {
-    type Key = K;
-    fn bound(&self) -> &Bound<K> {
-        &self.bound
-    }
-    fn key(&self, request: &Req) -> Option<K> {
-        Some((self.key)(request))
-    }
-}
-
-/// A key as text (`Debug`, cut at 64 bytes), for `show_key = true`.
-fn describe<K: fmt::Debug>(key: &K) -> String {
-    use crate::__private::DescribeViaDebug;
-    Probe(key).__herta_describe()
 }
 
 impl<C: DeclaredContract> ContractLayer<C> {
@@ -149,7 +97,7 @@ impl<C, K> ContractLayer<C, K> {
         ContractLayer {
             runtime: runtime.clone(),
             keying,
-            responses: AllResponses,
+            responses: ByStatus,
             errors: ByClassify,
             contract: PhantomData,
         }
@@ -159,9 +107,9 @@ impl<C, K> ContractLayer<C, K> {
 impl<C, K, R, E> ContractLayer<C, K, R, E> {
     /// Classifies the inner service's errors with `classify`
     /// (`Fn(&S::Error) -> herta::Outcome`) instead of their [`Classify`]
-    /// implementation: for error types herta cannot implement it for
-    /// (`reqwest::Error`, `tower::BoxError`). `Success` counts as
-    /// `Permanent`.
+    /// implementation: for error types without one (`tower::BoxError`;
+    /// `reqwest::Error` without herta's `reqwest` feature), or to classify
+    /// differently. `Success` counts as `Permanent`.
     ///
     /// [`Classify`]: crate::Classify
     pub fn classify_error<F>(self, classify: F) -> ContractLayer<C, K, R, ErrorFn<F>> {

@@ -96,7 +96,7 @@
 //! | admission, key, budgets | the contract's, inside `call`: a `Wait` call waits holding nothing, a `Reject` call fails with [`Error::Throttled`](crate::Error::Throttled); the key comes from the key function |
 //! | each attempt | a clone of `S`, awaited ready (`S::poll_ready`) and called with a copy of the request (the last attempt gets the original), all under the attempt's fresh `timeout`, holding the key and budgets |
 //! | an error of `S` | classified by its [`Classify`](crate::Classify) (outcome and retry hint), or by [`classify_error`](ContractLayer::classify_error) |
-//! | a response of `S` | a success, unless [`classify_response`](ContractLayer::classify_response) calls it a failure (429 → `Throttled`, 503 → `Transient`), with the hint of [`response_retry_after`](ContractLayer::response_retry_after) |
+//! | a response of `S` | a success, unless [`classify_response`](ContractLayer::classify_response) calls it a failure (429 → `Throttled`, 503 → `Transient`), with the hint of [`response_retry_after`](ContractLayer::response_retry_after); by default ([`ByStatus`], feature `reqwest`), a `reqwest::Response` is classified by its status and `Retry-After` (`herta::http`) |
 //! | retries | the contract's: only listed outcomes the effect allows, up to `max` attempts, with its `backoff` (budgets given back while sleeping) and the runtime's retry budget — the same code as an operation's |
 //!
 //! A call that ends on a failure returns [`Error::Failed`](crate::Error::Failed)
@@ -162,14 +162,16 @@
 //! ```
 
 mod classify;
+pub(crate) mod keying;
 mod layer;
 mod operation;
-mod service;
+pub(crate) mod service;
 
 pub use classify::{
-    AllResponses, ByClassify, ClassifyError, ClassifyResponse, ErrorFn, HintOf, NoHint, ResponseFn,
+    ByClassify, ByStatus, ClassifyError, ClassifyResponse, ErrorFn, HintOf, NoHint, ResponseFn,
     ServiceError,
 };
-pub use layer::{ContractLayer, KeyOf, KeyedBy, Unkeyed};
+pub use keying::{KeyOf, KeyedBy, Unkeyed};
+pub use layer::ContractLayer;
 pub use operation::{OperationFuture, OperationService};
 pub use service::{ContractError, ContractFuture, ContractService};

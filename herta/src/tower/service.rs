@@ -1,6 +1,6 @@
 //! [`ContractService`]: an inner `tower::Service` whose every request runs
 //! under a contract, through the runtime's one call pipeline
-//! ([`Bound::call`]): admission, key, budgets, then attempts (each with a
+//! (`Bound::call`): admission, key, budgets, then attempts (each with a
 //! fresh timeout, a fresh clone of the inner service made ready, and a copy
 //! of the request), classified and retried as the contract says.
 
@@ -14,12 +14,37 @@ use std::task::{Context as TaskContext, Poll};
 use tower_service::Service;
 
 use super::classify::{ClassifyError, ClassifyResponse, ServiceError};
-use super::layer::KeyOf;
-use crate::__private::{NoSource, RequestCopy};
+use super::keying::KeyOf;
 use crate::context::Context;
-use crate::contract::DeclaredContract;
-use crate::error::Error;
+use crate::contract::{DeclaredContract, OneAttempt, Retried};
+use crate::error::{Error, NoSource};
 use crate::runtime::Runtime;
+
+/// A request of type `Req` for one more attempt of a contract's call:
+/// [`Retried`] clones it (so `Req: Clone`), [`OneAttempt`] never makes another.
+#[diagnostic::on_unimplemented(
+    message = "this contract retries, so each attempt needs its own request, but `{Req}` is not `Clone`",
+    label = "requests of this service are not `Clone`",
+    note = "implement `Clone` for the request (e.g. a small struct the inner service turns into an HTTP request), or remove `retry(...)` from the contract"
+)]
+pub trait RequestCopy<Req> {
+    /// A copy of `request` for the next attempt.
+    fn copy(request: &Req) -> Req;
+}
+
+impl<Req> RequestCopy<Req> for OneAttempt {
+    fn copy(_: &Req) -> Req {
+        unreachable!("a contract without retry makes one attempt")
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<Req: Clone> RequestCopy<Req> for Retried {
+    #[inline]
+    fn copy(request: &Req) -> Req {
+        request.clone()
+    }
+}
 
 /// The service a [`ContractLayer`](super::ContractLayer) makes of an inner
 /// service `S`: `Service<Req>` whenever `S` is, with `S`'s response and

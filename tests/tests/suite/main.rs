@@ -22,6 +22,7 @@ mod deadline;
 mod error_chain;
 mod hammer;
 mod handler_errors;
+mod house;
 mod key_space;
 mod keys;
 mod metrics;

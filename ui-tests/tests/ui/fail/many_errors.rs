@@ -1,4 +1,5 @@
-//! All violations in one attribute are reported together.
+//! All violations in one attribute are reported together, in the order
+//! they are written in (line, then column), whatever rule finds them.
 use herta::Failure;
 
 #[herta::operation(effect = NonIdempotent, resources("worker" = 0, "worker" = 1),

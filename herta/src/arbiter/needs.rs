@@ -1,0 +1,31 @@
+//! What a call needs of the budgets: [`Need`] (units of one budget) and
+//! [`Needs`] (a contract's list, as the arbiter's table knows it).
+
+use std::sync::Arc;
+
+/// Units of one budget, by the budget's index in the arbiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Need {
+    pub(crate) resource: usize,
+    pub(crate) units: u32,
+}
+
+/// A contract's needs as its arbiter knows them: the list (sorted by budget
+/// index, each budget once) and its index in the arbiter's table of need
+/// lists (`Arbiter::needs`), so that a queued waiter names its needs in 2
+/// bytes instead of holding a counted reference to them (see
+/// `state::Waiter`).
+#[derive(Debug, Clone)]
+pub(crate) struct Needs {
+    pub(super) list: Arc<[Need]>,
+    pub(super) id: u16,
+}
+
+impl std::ops::Deref for Needs {
+    type Target = [Need];
+
+    #[inline]
+    fn deref(&self) -> &[Need] {
+        &self.list
+    }
+}
