@@ -56,9 +56,10 @@
 //! ending the stages with the stage's refusal
 //! (`break 'stages Err(End::Refused(refusal))`); what it takes is a field
 //! of [`Held`](admit::Held), so that the call releases it (see `key` and
-//! `budgets`). A new way to end a call is a variant of `Refusal` or `End`,
-//! counted in `ended::count` and mapped to its [`Error`] in
-//! `ended::result`.
+//! `budgets`). A new way to end a call is a variant of
+//! [`Ending`](crate::kinds::Ending) (the compiler then points at every sink
+//! that must handle it) and of `Refusal` or `End`, reported as that ending
+//! by `End::ending` and mapped to its [`Error`] in `ended::result`.
 //!
 //! Bind-time checks live in [`bind`]; key type erasure in [`table_key`].
 
