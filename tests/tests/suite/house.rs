@@ -65,7 +65,6 @@ fn assert_none(findings: &[String], rule: &str, fix: &str) {
 }
 
 #[test]
-#[ignore = "issue 26: enabled when the house redesign lands"]
 fn no_import_circles() {
     let mut findings = Vec::new();
     for dir in ["herta/src", "herta-macros/src"] {
@@ -90,7 +89,6 @@ fn no_import_circles() {
 }
 
 #[test]
-#[ignore = "issue 26: enabled when the house redesign lands"]
 fn private_is_named_only_by_lib() {
     let findings = lines_matching("herta/src", &["lib.rs"], |l| l.contains("crate::__private"));
     assert_none(
@@ -102,7 +100,6 @@ fn private_is_named_only_by_lib() {
 }
 
 #[test]
-#[ignore = "issue 26: enabled when the house redesign lands"]
 fn no_macro_rules_in_call() {
     let mut findings = Vec::new();
     for file in crate_files("herta/src/call") {
@@ -122,7 +119,6 @@ fn no_macro_rules_in_call() {
 }
 
 #[test]
-#[ignore = "issue 26: enabled when the house redesign lands"]
 fn no_function_over_90_lines() {
     let mut findings = Vec::new();
     for dir in ["herta/src", "herta-macros/src", "herta-contract/src"] {
@@ -144,7 +140,6 @@ fn no_function_over_90_lines() {
 }
 
 #[test]
-#[ignore = "issue 26: enabled when the house redesign lands"]
 fn no_references_to_design_sections() {
     let mut findings = Vec::new();
     for dir in ["herta/src", "herta-macros/src"] {
@@ -162,7 +157,6 @@ fn no_references_to_design_sections() {
 }
 
 #[test]
-#[ignore = "issue 26: enabled when the house redesign lands"]
 fn reports_are_at_most_300_lines() {
     let mut findings = Vec::new();
     for report in ["BENCHMARKS.md", "RELIABILITY.md"] {
