@@ -104,9 +104,12 @@ impl Spec<'_> {
                 }
                 #units_type
                 trait HasRoom {}
-                impl<const N: u32> HasRoom for Units<N, true> {}
+                // Braced: a bare `N` or `C` in a generic argument is read as
+                // a type first, and the user's module may have one (an
+                // operation `n` has a wrapper type `N`).
+                impl<const N: u32> HasRoom for Units<{ N }, true> {}
                 #[diagnostic::do_not_recommend]
-                impl<T: HasRoom, const C: u32> Fits<C> for T {}
+                impl<T: HasRoom, const C: u32> Fits<{ C }> for T {}
                 #check
             });
         }
