@@ -333,7 +333,10 @@ pub enum BindError {
     /// The contract names a resource this runtime does not declare.
     #[error(
         "operation `{operation}` uses resource `{resource}`, which this runtime does not declare{}",
-        suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+        suggestion.as_ref().map_or_else(
+            || "; declare it with `Runtime::builder().resource(..)`".to_owned(),
+            |s| format!("; did you mean `{s}`?"),
+        )
     )]
     UnknownResource {
         /// The operation's name.

@@ -84,6 +84,12 @@ fn bind_names_the_operation_and_suggests_the_near_miss() {
         ),
         "{err:?}"
     );
+    // With nothing close, the fix is to declare it.
+    assert!(
+        err.to_string()
+            .ends_with("; declare it with `Runtime::builder().resource(..)`"),
+        "{err}"
+    );
 }
 
 #[test]
