@@ -290,8 +290,9 @@ pub enum RenderError {
     #[error("the renderer dropped job `{0}`")]
     Dropped(String),
     /// The renderer answered 429 Too Many Requests with a `Retry-After`:
-    /// retried after that long (the backoff's delay if longer), and
-    /// forwarded to the client if the call ends with it.
+    /// retried after that long (the backoff's delay if longer). A call that
+    /// ends with it answers 503 (herta's axum response does not forward a
+    /// dependency's hint).
     #[outcome(Throttled)]
     #[error("the renderer is rate limited (job `{job}`)")]
     RateLimited {

@@ -105,6 +105,16 @@ impl Contract {
         self.max_attempts
     }
 
+    /// The attempts a call may make: [`max_attempts`](Self::max_attempts),
+    /// at least 1 (a contract built by hand with 0 still runs its first).
+    pub(crate) const fn attempts_allowed(&self) -> u32 {
+        if self.max_attempts == 0 {
+            1
+        } else {
+            self.max_attempts
+        }
+    }
+
     /// The limit on each attempt; each attempt gets a fresh one.
     ///
     /// On expiry the attempt's future is **dropped**, which cancels only what

@@ -132,7 +132,7 @@ impl Events<'_> {
     )]
     pub(crate) fn emit(self, event: Event<'_>) {
         let c = self.counters;
-        let max_attempts = || self.contract.max_attempts().max(1);
+        let max_attempts = || self.contract.attempts_allowed();
         match event {
             Event::Admitted => Counters::bump(&c.admitted),
             Event::Waited(queue, time) =>
@@ -201,9 +201,7 @@ impl Events<'_> {
             }
         }
     }
-}
 
-impl Events<'_> {
     /// [`emit`](Self::emit) of [`Event::Ended`], out of line (compiled
     /// once, not for every handler type): for a call that did not succeed.
     #[inline(never)]

@@ -184,7 +184,7 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_table_holds_by_name() {
+    fn named_statuses_match_the_table() {
         use Outcome::*;
         let table = [
             (StatusCode::OK, Success),

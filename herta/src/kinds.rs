@@ -51,14 +51,24 @@ pub(crate) enum Ending<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(any(feature = "tracing", feature = "metrics")), allow(dead_code))]
 pub(crate) enum Label {
+    /// The handler's value was returned.
     Success,
+    /// The last attempt failed `Transient`.
     Transient,
+    /// The last attempt failed `Uncertain` (it may have acted).
     Uncertain,
+    /// The last attempt failed `Permanent`.
     Permanent,
+    /// Refused or given up for load: herta's own budget or key, or the
+    /// handler's `Throttled`.
     Throttled,
+    /// The runtime was stopping.
     Stopping,
+    /// The call's deadline passed.
     Deadline,
+    /// The caller dropped the call.
     Cancelled,
+    /// A panic ended the call.
     Panicked,
 }
 

@@ -175,6 +175,7 @@ impl OpMetrics {
     pub(crate) fn ended(&self, ending: Ending<'_>) {
         self.ended[ending.label() as usize].increment(1);
     }
+    /// An attempt started (`retry`: not the call's first).
     #[inline]
     pub(crate) fn attempt_started(&self, retry: bool) {
         self.attempts.increment(1);
@@ -182,10 +183,12 @@ impl OpMetrics {
             self.retries.increment(1);
         }
     }
+    /// A retry the retry budget refused.
     #[inline]
     pub(crate) fn retry_denied(&self) {
         self.retries_denied.increment(1);
     }
+    /// An attempt ran past its timeout.
     #[inline]
     pub(crate) fn timed_out(&self) {
         self.timeouts.increment(1);
@@ -203,6 +206,7 @@ impl OpMetrics {
     pub(crate) fn attempt_ended(&self, elapsed: Duration) {
         self.attempt.record(elapsed);
     }
+    /// A backoff sleep of `delay` began.
     #[inline]
     pub(crate) fn backing_off(&self, delay: Duration) {
         self.backoff.record(delay);

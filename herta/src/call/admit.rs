@@ -184,9 +184,9 @@ impl<'a, K> Admitted<'a, K> {
     }
 
     /// Releases what the call holds (budgets, then key), marks the call
-    /// complete, counts it out of the gate and gives the caller its result (a handler's panic resumes here, the call already
-    /// counted out as finished, not cancelled). The guard's drop then does
-    /// nothing.
+    /// complete, counts it out of the gate and gives the caller its result
+    /// (a handler's panic resumes here, the call already counted out as
+    /// finished, not cancelled). The guard's drop then does nothing.
     ///
     /// By reference, not by value, and with the gate's exit before the
     /// result is built: moving the guard into `finish` would copy it out of

@@ -58,15 +58,6 @@ pub(crate) fn first(rt: &Inner, contract: &Contract) {
     }
 }
 
-/// All attempts a call of `contract` may make, the first included.
-#[inline]
-fn max_attempts(contract: &Contract) -> u32 {
-    match contract.max_attempts() {
-        0 => 1,
-        n => n,
-    }
-}
-
 /// The context of attempt number `attempt`, its timeout starting now; its
 /// deadline is the earlier of that timeout and the call's deadline.
 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -75,7 +66,7 @@ pub(crate) fn context(contract: &'static Contract, attempt: u32, limits: &Limits
     Context {
         operation: contract.operation(),
         attempt,
-        max_attempts: max_attempts(contract),
+        max_attempts: contract.attempts_allowed(),
         deadline: if limits.any() {
             attempt_deadline(contract, limits.deadline())
         } else {
@@ -331,7 +322,7 @@ impl<'a> Policy<'a> {
         } = failed;
         let contract = self.contract;
         let retried = outcome.is_some_and(|outcome| {
-            attempt < max_attempts(contract)
+            attempt < contract.attempts_allowed()
                 && contract.retries(outcome)
                 && !self.rt.gate.is_closed()
         });

@@ -250,7 +250,9 @@ impl<K: 'static> Bound<K> {
     /// across the wait; the deadline; 4. the attempts, each in a block of
     /// its own so that its locals end before the backoff's await (a local
     /// stays in the call's state across an await while its scope lasts,
-    /// even once moved from); 5. between them, the backoff.
+    /// even once moved from; for the same reason the attempt's number is
+    /// read from `call` again after the handler's await, not kept in a
+    /// local across it); 5. between them, the backoff.
     ///
     /// Not an `async fn`: one of those keeps a copy of each argument beside
     /// the argument itself in its state (the handler twice, in every call's

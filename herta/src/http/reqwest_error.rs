@@ -2,7 +2,6 @@
 //! request got decides what its failure means.
 
 use std::error::Error as _;
-use std::time::Duration;
 
 use crate::outcome::{normalize, Classify, Outcome};
 
@@ -64,10 +63,6 @@ impl Classify for reqwest::Error {
         } else {
             Outcome::Uncertain
         }
-    }
-
-    fn retry_after(&self) -> Option<Duration> {
-        None
     }
 }
 
