@@ -8,6 +8,11 @@
 //! returns all of them: [`Arbiter::try_acquire`] never waits (admission
 //! `Reject`), [`Arbiter::acquire`] queues (admission `Wait`).
 //! [`Arbiter::close`] withdraws every waiter with [`AcquireError::Closed`].
+//! `Arbiter::set_capacity` and `Arbiter::set_queue_limit` change a budget
+//! while calls run, and `Arbiter::bind` registers the needs of a bound
+//! operation, below which no capacity shrinks (`resize.rs`: a shrink below
+//! the units in use leaves a *debt*, repaid by releases before they free
+//! a unit).
 //!
 //! # Two layers
 //!
@@ -88,7 +93,9 @@
 //! # Invariants (checked by the loom models, the unit tests, the fairness
 //! property and the scenario tests)
 //!
-//! 1. `0 <= free <= capacity` for every budget; units held = `capacity - free`.
+//! 1. `0 <= free <= capacity` for every budget; units held = `capacity -
+//!    free + debt`, where `debt` (units held beyond a shrunk capacity) is
+//!    0 whenever `free` is not, and `SLOW` is set while it is not 0.
 //! 2. A budget some queued waiter needs has `SLOW` set.
 //! 3. After every operation, no queued waiter could be granted (the pass ran),
 //!    and the `blocked` flags are those of the last pass.
@@ -120,6 +127,7 @@ mod acquire;
 mod budget;
 mod needs;
 mod permits;
+mod resize;
 mod state;
 
 pub(crate) use needs::{Need, Needs};

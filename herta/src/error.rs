@@ -359,7 +359,8 @@ pub enum BindError {
         resource: &'static str,
         /// Units one call asks for.
         units: u32,
-        /// The resource's capacity in this runtime.
+        /// The resource's capacity in this runtime when it was bound (it
+        /// may have been changed by `Runtime::set_capacity`).
         capacity: u32,
     },
     /// The contract names the same resource twice.
@@ -399,6 +400,64 @@ pub enum BindError {
     RuntimeClosed {
         /// The operation's name.
         operation: &'static str,
+    },
+}
+
+/// Why [`Runtime::set_capacity`](crate::Runtime::set_capacity) or
+/// [`Runtime::set_queue_limit`](crate::Runtime::set_queue_limit) refused a
+/// change. Nothing changed: the budget keeps its capacity, its queue limit,
+/// its holders and its queue.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResizeError {
+    /// The runtime declares no resource of that name.
+    #[error(
+        "resource `{resource}` is not declared by this runtime{}",
+        suggestion.as_ref().map_or_else(
+            || "; only resources given to `Runtime::builder().resource(..)` can be changed".to_owned(),
+            |s| format!("; did you mean `{s}`?"),
+        )
+    )]
+    UnknownResource {
+        /// The name given.
+        resource: String,
+        /// The closest declared name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// An operation bound to the runtime needs more units of the resource
+    /// than the new capacity: its calls could never be granted, so the
+    /// capacity never shrinks below the largest need of a bound operation.
+    #[error(
+        "cannot set the capacity of resource `{resource}` to {capacity}: operation \
+         `{operation}` needs {units} units of it per call; keep the capacity at {units} or more"
+    )]
+    BelowNeed {
+        /// The resource's name.
+        resource: &'static str,
+        /// The capacity asked for.
+        capacity: u32,
+        /// The first operation bound with the largest need.
+        operation: &'static str,
+        /// Its units per call.
+        units: u32,
+    },
+    /// A capacity of 0: no call could ever be granted.
+    #[error(
+        "cannot set the capacity of resource `{resource}` to 0; a budget needs at least 1 unit \
+         (to stop admitting calls, use `Runtime::close`)"
+    )]
+    ZeroCapacity {
+        /// The resource's name.
+        resource: &'static str,
+    },
+    /// A queue limit of 0: every call that has to wait would be refused.
+    #[error(
+        "cannot set the queue limit of resource `{resource}` to 0; give it at least 1, or \
+         `None` for no limit (calls that must never queue use `admission = Reject`)"
+    )]
+    ZeroQueueLimit {
+        /// The resource's name.
+        resource: &'static str,
     },
 }
 

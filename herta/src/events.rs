@@ -8,6 +8,9 @@
 //! `metrics` feature, records its metric (see `crate::metrics`). A new
 //! consumer of events is added here, once, beside these. How a call ended
 //! is one event, [`Event::Ended`], in the vocabulary of [`crate::kinds`].
+//! Two events are the runtime's own, not a call's: an operator changed a
+//! budget's capacity or queue limit ([`capacity_changed`],
+//! [`queue_limit_changed`]); their effects are made here too.
 //!
 //! The cargo features are handled here and nowhere else: without `tracing`
 //! the call's span ([`CallSpan`], [`SpanEnd`]) holds nothing and no tracing
@@ -252,6 +255,23 @@ impl Recorders {
             metrics: &self.metrics,
         }
     }
+}
+
+/// `Runtime::set_capacity` moved `resource` from `previous` to `capacity`
+/// units, `in_use` held: its tracing event (the capacity gauge is the
+/// budget's own, moved by the arbiter).
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+pub(crate) fn capacity_changed(resource: &str, previous: u32, capacity: u32, in_use: u32) {
+    traced!(trace::capacity_changed(
+        resource, previous, capacity, in_use
+    ));
+}
+
+/// `Runtime::set_queue_limit` moved `resource`'s queue limit from
+/// `previous` to `limit`: its tracing event.
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+pub(crate) fn queue_limit_changed(resource: &str, previous: Option<u32>, limit: Option<u32>) {
+    traced!(trace::queue_limit_changed(resource, previous, limit));
 }
 
 /// A call's `herta.operation` span (feature `tracing`; else nothing).

@@ -28,7 +28,7 @@
 //! | `herta_backoff_seconds` | histogram | `operation` | each backoff sleep started (the delay chosen: backoff, or the server's hint) |
 //! | `herta_budget_in_use` | gauge | `resource` | units held now |
 //! | `herta_budget_waiting` | gauge | `resource` | calls queued for the budget now |
-//! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built) |
+//! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built, and by `Runtime::set_capacity`) |
 //!
 //! The gauges are updated on every change, by the budget's arbiter itself
 //! (increments and decrements, so concurrent changes never leave a stale
@@ -79,21 +79,30 @@ use ::metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
 use crate::kinds::{Ending, Label, Queue};
 use crate::resource::Resource;
 
-/// One budget's `in_use` and `waiting` gauges, moved by the arbiter.
+/// One budget's `in_use`, `waiting` and `capacity` gauges, moved by the
+/// arbiter.
 pub(crate) struct BudgetGauges {
     in_use: Gauge,
     waiting: Gauge,
+    capacity: Gauge,
 }
 
 impl BudgetGauges {
     /// The gauges of `resource`, its capacity set now.
     pub(crate) fn register(resource: &Resource) -> Self {
         let name = resource.name();
-        gauge!("herta_budget_capacity", "resource" => name).set(resource.capacity());
+        let capacity = gauge!("herta_budget_capacity", "resource" => name);
+        capacity.set(resource.capacity());
         BudgetGauges {
             in_use: gauge!("herta_budget_in_use", "resource" => name),
             waiting: gauge!("herta_budget_waiting", "resource" => name),
+            capacity,
         }
+    }
+
+    /// The capacity is `capacity` now (`Runtime::set_capacity`).
+    pub(crate) fn capacity(&self, capacity: u32) {
+        self.capacity.set(capacity);
     }
 
     /// `units` more (or, `taken` false, fewer) held.

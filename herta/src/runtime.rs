@@ -15,6 +15,8 @@ use crate::retry::budget::{Bucket, RetryBudget};
 use crate::retry::random::JitterSource;
 use crate::stats::{Registry, ResourceStats, Stats};
 
+mod live;
+
 /// The execution authority operations are bound to: named budgets, key
 /// spaces, the admission gate and the stats.
 ///

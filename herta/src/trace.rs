@@ -24,6 +24,8 @@
 //! | `panicked` | `WARN` | `operation`, `attempt`, `max_attempts` (the panic then propagates unchanged) |
 //! | `stopping` | `DEBUG` | `stage`: `admission`, `key` or `budgets` (where the call was refused or withdrawn) |
 //! | `deadline exceeded` | `WARN` | `operation`, `outcome`, `attempts` (0: the deadline passed while the call waited; else the attempt dropped) |
+//! | `capacity changed` | `INFO` | `resource`, `previous`, `capacity`, `in_use` (units held at the change; [`Runtime::set_capacity`](crate::Runtime::set_capacity)) |
+//! | `queue limit changed` | `INFO` | `resource`, `previous`, `queue_limit` (a number, or `none`; [`Runtime::set_queue_limit`](crate::Runtime::set_queue_limit)) |
 //!
 //! `WARN` events name the `operation` themselves, so they say where they come
 //! from even when the subscriber filters the `DEBUG` span out. A successful
@@ -281,6 +283,29 @@ mod emit {
             outcome = outcome.name(),
             attempts,
             "deadline exceeded"
+        );
+    }
+
+    /// `capacity changed`, `INFO`: `Runtime::set_capacity` moved a budget
+    /// from `previous` to `capacity` units with `in_use` held.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn capacity_changed(resource: &str, previous: u32, capacity: u32, in_use: u32) {
+        tracing::info!(target: "herta", resource, previous, capacity, in_use, "capacity changed");
+    }
+
+    /// `queue limit changed`, `INFO`: `Runtime::set_queue_limit` moved a
+    /// budget's limit from `previous` to `limit` (`none`: no limit).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn queue_limit_changed(resource: &str, previous: Option<u32>, limit: Option<u32>) {
+        let shown = |l: Option<u32>| l.map_or_else(|| "none".to_owned(), |l| l.to_string());
+        tracing::info!(
+            target: "herta",
+            resource,
+            previous = shown(previous).as_str(),
+            queue_limit = shown(limit).as_str(),
+            "queue limit changed"
         );
     }
 }

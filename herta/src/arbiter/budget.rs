@@ -15,9 +15,11 @@ pub(super) struct Budget {
     /// `free << 1 | SLOW`.
     pub(super) word: AtomicU64,
     pub(super) peak_in_use: AtomicU32,
-    pub(super) capacity: u32,
-    /// Its `herta_budget_in_use` and `herta_budget_waiting` gauges, moved
-    /// on every change (feature `metrics`; set by `Arbiter::gauges`).
+    /// Units in all; changed only under the lock, with `SLOW` set (see
+    /// `resize.rs`), so it is stable wherever the word is.
+    pub(super) capacity: AtomicU32,
+    /// Its `herta_budget_in_use`, `herta_budget_waiting` and
+    /// `herta_budget_capacity` gauges, moved on every change (feature `metrics`; set by `Arbiter::gauges`).
     #[cfg(feature = "metrics")]
     pub(super) gauges: Option<crate::metrics::BudgetGauges>,
 }
@@ -91,15 +93,38 @@ impl Budget {
         }
     }
 
+    /// The capacity changed: moves the capacity gauge.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    pub(super) fn gauge_capacity(&self, capacity: u32) {
+        #[cfg(feature = "metrics")]
+        if let Some(g) = &self.gauges {
+            g.capacity(capacity);
+        }
+    }
+
     /// Free units. Stable under the lock while `SLOW` is set.
     pub(super) fn free(&self) -> u32 {
         (self.word.load(Ordering::Acquire) >> 1) as u32
     }
 
+    /// Units in all. Stable under the lock.
+    pub(super) fn capacity(&self) -> u32 {
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Raises the peak to the units in use after a take left `word_after`.
+    ///
+    /// A lock-free take reads the capacity after its CAS, so a resize that
+    /// lands in between makes `in_use` off by the resize's change: after a
+    /// shrink it may wrap below zero (then it is above the capacity and
+    /// dropped, on the rare branch that raises the peak), after a growth it
+    /// may exceed the units truly held, never the new capacity. Under the
+    /// lock the capacity is stable and the figure exact.
     #[inline]
     pub(super) fn note_peak(&self, word_after: u64) {
-        let in_use = self.capacity - (word_after >> 1) as u32;
-        if in_use > self.peak_in_use.load(Ordering::Relaxed) {
+        let in_use = self.capacity().wrapping_sub((word_after >> 1) as u32);
+        if in_use > self.peak_in_use.load(Ordering::Relaxed) && in_use <= self.capacity() {
             self.peak_in_use.fetch_max(in_use, Ordering::Relaxed);
         }
     }
@@ -160,13 +185,15 @@ impl Budget {
         self.gauge_in_use(units, true);
     }
 
-    /// Under the lock (`SLOW` may be clear: the add is atomic either way).
-    pub(super) fn give_locked(&self, units: u32) {
+    /// Under the lock (`SLOW` may be clear: the add is atomic either way):
+    /// `units` are no longer held, of which `credit` become free again (the
+    /// rest repaid a shrink's debt, see `resize.rs`).
+    pub(super) fn give_locked(&self, units: u32, credit: u32) {
         let before = self
             .word
-            .fetch_add(u64::from(units) * UNIT, Ordering::AcqRel);
+            .fetch_add(u64::from(credit) * UNIT, Ordering::AcqRel);
         debug_assert!(
-            ((before >> 1) + u64::from(units)) <= u64::from(self.capacity),
+            ((before >> 1) + u64::from(credit)) <= u64::from(self.capacity()),
             "released more units than held"
         );
         self.gauge_in_use(units, false);

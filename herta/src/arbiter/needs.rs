@@ -1,5 +1,6 @@
-//! What a call needs of the budgets: [`Need`] (units of one budget) and
-//! [`Needs`] (a contract's list, as the arbiter's table knows it).
+//! What a call needs of the budgets: [`Need`] (units of one budget),
+//! [`Needs`] (a contract's list, as the arbiter's table knows it) and
+//! [`Largest`] (the most units of one budget a bound operation needs).
 
 use std::sync::Arc;
 
@@ -28,4 +29,20 @@ impl std::ops::Deref for Needs {
     fn deref(&self) -> &[Need] {
         &self.list
     }
+}
+
+/// The most units of a budget a bound operation needs, and the first
+/// operation bound with that need.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Largest {
+    pub(super) units: u32,
+    pub(super) operation: &'static str,
+}
+
+impl Largest {
+    /// No operation bound.
+    pub(super) const NONE: Largest = Largest {
+        units: 0,
+        operation: "",
+    };
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::budget::{self, Budget, Fast, FastAll, UNIT};
-use super::needs::{Need, Needs};
+use super::needs::{Largest, Need, Needs};
 #[cfg(all(test, loom))]
 use super::state::Event;
 use super::state::{State, Track};
@@ -55,7 +55,7 @@ impl Arbiter {
             .map(|capacity| Budget {
                 word: AtomicU64::new(u64::from(capacity) * UNIT),
                 peak_in_use: AtomicU32::new(0),
-                capacity,
+                capacity: AtomicU32::new(capacity),
                 #[cfg(feature = "metrics")]
                 gauges: None,
             })
@@ -70,6 +70,8 @@ impl Arbiter {
                 untracked: 0,
                 young: Vec::new(),
                 queue_limit: u32::MAX,
+                debt: 0,
+                largest: Largest::NONE,
             })
             .collect();
         Arbiter {
@@ -109,24 +111,25 @@ impl Arbiter {
         }
     }
 
-    /// The arbiter's handle on `list` (each budget once; sorted here by
-    /// budget index, the order every take follows): equal lists share one
-    /// entry of its table, so the table holds as many entries as there are
-    /// distinct need lists bound, bounded by the contracts in the program,
-    /// however often they are bound.
+    /// The arbiter's handle on `list`, registering no operation (tests
+    /// only; binding goes through [`bind`](Self::bind)).
+    #[cfg(test)]
+    pub(crate) fn needs(&self, list: Vec<Need>) -> Needs {
+        Self::intern(&mut self.lock(), sorted(list))
+    }
+
+    /// The arbiter's handle on `list` (sorted by budget index, each budget
+    /// once), under the lock: equal lists share one entry of its table, so
+    /// the table holds as many entries as there are distinct need lists
+    /// bound, bounded by the contracts in the program, however often they
+    /// are bound.
     ///
     /// # Panics
     ///
     /// When a 65 537th distinct need list is bound to one arbiter (each
     /// operation declares one, so a program would need that many distinct
     /// resource sets).
-    pub(crate) fn needs(&self, mut list: Vec<Need>) -> Needs {
-        list.sort_by_key(|n| n.resource);
-        debug_assert!(
-            list.windows(2).all(|w| w[0].resource < w[1].resource),
-            "each budget once"
-        );
-        let mut state = self.lock();
+    pub(super) fn intern(state: &mut State, list: Vec<Need>) -> Needs {
         let lists = &mut state.lists;
         let at = lists
             .iter()
@@ -284,8 +287,8 @@ impl Arbiter {
             .iter()
             .zip(&state.track)
             .map(|(b, t)| BudgetSnapshot {
-                capacity: b.capacity,
-                in_use: b.capacity - b.free(),
+                capacity: b.capacity(),
+                in_use: t.in_use(b),
                 waiting: t.waiting,
                 peak_in_use: b.peak_in_use.load(Ordering::Relaxed),
                 queue_limit: (t.queue_limit != u32::MAX).then_some(t.queue_limit),
@@ -298,6 +301,16 @@ impl Arbiter {
     pub(crate) fn take_log(&self) -> Vec<Event> {
         std::mem::take(&mut self.lock().log)
     }
+}
+
+/// `list` sorted by budget index, the order every take follows.
+pub(super) fn sorted(mut list: Vec<Need>) -> Vec<Need> {
+    list.sort_by_key(|n| n.resource);
+    debug_assert!(
+        list.windows(2).all(|w| w[0].resource < w[1].resource),
+        "each budget once"
+    );
+    list
 }
 
 /// Units held from an [`Arbiter`]; dropping it returns them.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::Context;
 
 use super::budget::Budget;
-use super::needs::{Need, Needs};
+use super::needs::{Largest, Need, Needs};
 use crate::waiters::{List, Node, Status, WakeList};
 
 /// A budget's bookkeeping under the lock.
@@ -25,8 +25,16 @@ pub(super) struct Track {
     /// Units taken during the session, `(stamp, units)` sorted by stamp.
     pub(super) young: Vec<(u64, u32)>,
     /// The most waiters that may queue for this budget (`u32::MAX`: no
-    /// limit); `waiting` never exceeds it.
+    /// limit); `waiting` never exceeds it, except after the limit was
+    /// lowered below it (no waiter is evicted).
     pub(super) queue_limit: u32,
+    /// Units held beyond the capacity after it shrank below the units in
+    /// use; while it is not 0, the free count is 0, `SLOW` stays set and
+    /// each release repays it first (see `resize.rs`).
+    pub(super) debt: u32,
+    /// The most units of this budget a bound operation needs, and which
+    /// one: the capacity never shrinks below it.
+    pub(super) largest: Largest,
 }
 
 impl Track {
@@ -66,6 +74,29 @@ impl Track {
         } else {
             debug_assert!(false, "a session sees every take");
         }
+    }
+
+    /// Units held now: `capacity - free + debt` (see `resize.rs`) (`budget` is this track's).
+    pub(super) fn in_use(&self, budget: &Budget) -> u32 {
+        budget.capacity() - budget.free() + self.debt
+    }
+
+    /// No waiter needs the budget and it owes nothing: `SLOW` may be
+    /// cleared.
+    pub(super) fn idle(&self) -> bool {
+        self.waiting == 0 && self.debt == 0
+    }
+
+    /// `units` are released: repays the debt first; the units left to
+    /// credit as free, and whether this release repaid the last of a debt.
+    #[inline]
+    pub(super) fn repay(&mut self, units: u32) -> (u32, bool) {
+        if self.debt == 0 {
+            return (units, false);
+        }
+        let paid = units.min(self.debt);
+        self.debt -= paid;
+        (units - paid, self.debt == 0)
     }
 }
 
@@ -162,8 +193,13 @@ impl State {
     pub(super) fn give_back(&mut self, budgets: &[Budget], needs: &[Need], stamp: u64) -> bool {
         let mut waiters = false;
         for n in needs {
-            budgets[n.resource].give_locked(n.units);
             let t = &mut self.track[n.resource];
+            let b = &budgets[n.resource];
+            let (credit, settled) = t.repay(n.units);
+            b.give_locked(n.units, credit);
+            if settled && t.waiting == 0 && !self.closed {
+                b.thaw();
+            }
             t.returned(stamp, n.units);
             waiters |= t.waiting > 0;
         }
@@ -175,13 +211,14 @@ impl State {
         waiters
     }
 
-    /// Clears `SLOW` on the budgets of `needs` that no waiter needs.
+    /// Clears `SLOW` on the budgets of `needs` that no waiter needs (and
+    /// that owe no debt).
     pub(super) fn thaw_idle(&self, budgets: &[Budget], needs: &[Need]) {
         if self.closed {
             return;
         }
         for n in needs {
-            if self.track[n.resource].waiting == 0 {
+            if self.track[n.resource].idle() {
                 budgets[n.resource].thaw();
             }
         }
@@ -205,7 +242,7 @@ impl State {
             b.gauge_waiting(true);
             if t.waiting == 1 {
                 t.session = ticket;
-                t.untracked = b.capacity - b.free();
+                t.untracked = t.in_use(b);
                 t.young.clear();
             }
             // A new waiter is never mature (it would have been granted):
@@ -238,7 +275,7 @@ impl State {
                 t.untracked = 0;
                 t.young.clear();
                 t.blocked = false;
-                if !closed {
+                if !closed && t.debt == 0 {
                     budgets[n.resource].thaw();
                 }
             }

@@ -6,7 +6,7 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use super::table_key::TableKey;
-use crate::arbiter::{Need, Needs};
+use crate::arbiter::{Arbiter, Need, Needs};
 use crate::contract::Contract;
 use crate::error::BindError;
 use crate::keys::KeyTable;
@@ -28,21 +28,39 @@ pub(super) fn open(runtime: &Runtime, contract: &Contract) -> Result<(), BindErr
 }
 
 /// The arbiter needs of `contract` on `runtime`, interned by its arbiter
-/// (which sorts them by budget index).
+/// (which sorts them by budget index) and registered there, so that no
+/// budget shrinks below them (`Runtime::set_capacity`).
 ///
 /// # Errors
 ///
 /// [`BindError`] for an unknown resource (with the closest declared name),
-/// 0 units, units above capacity, or a resource named twice.
+/// 0 units, units above the capacity now, or a resource named twice.
 pub(super) fn needs(runtime: &Runtime, contract: &Contract) -> Result<Needs, BindError> {
+    let arbiter = &runtime.inner.arbiter;
+    let declared = &runtime.inner.resources;
     let needs = (0..contract.resources().len())
-        .map(|i| need(&runtime.inner.resources, contract, i))
+        .map(|i| need(declared, arbiter, contract, i))
         .collect::<Result<Vec<Need>, BindError>>()?;
-    Ok(runtime.inner.arbiter.needs(needs))
+    // Checked again under the arbiter's lock: a resize may have come
+    // between.
+    arbiter
+        .bind(contract.operation(), needs)
+        .map_err(|above| BindError::UnitsAboveCapacity {
+            operation: contract.operation(),
+            resource: declared[above.resource].name(),
+            units: above.units,
+            capacity: above.capacity,
+        })
 }
 
-/// The need of the `i`-th resource `contract` uses, checked.
-fn need(declared: &[Resource], contract: &Contract, i: usize) -> Result<Need, BindError> {
+/// The need of the `i`-th resource `contract` uses, checked (its units
+/// against the budget's capacity now).
+fn need(
+    declared: &[Resource],
+    arbiter: &Arbiter,
+    contract: &Contract,
+    i: usize,
+) -> Result<Need, BindError> {
     let operation = contract.operation();
     let used = &contract.resources()[i];
     let resource = used.resource();
@@ -63,7 +81,7 @@ fn need(declared: &[Resource], contract: &Contract, i: usize) -> Result<Need, Bi
                 .map(str::to_owned),
         });
     };
-    let capacity = declared[index].capacity();
+    let capacity = arbiter.capacity(index);
     if used.units() == 0 {
         return Err(BindError::ZeroUnits {
             operation,

@@ -25,6 +25,7 @@ mod handler_errors;
 mod house;
 mod key_space;
 mod keys;
+mod live_capacity;
 mod metrics;
 mod no_runtime;
 mod queue_limit;
