@@ -11,6 +11,7 @@
 //! curl -i -X POST localhost:3000/charge/ada            # 200, or 429 + Retry-After when both connections are busy
 //! curl -i -X PUT  localhost:3000/catalogue/acme --data-binary $'ACM-1,1999\nACM-2,2499'
 //! curl -s localhost:3000/stats
+//! curl -i -X PUT  localhost:3000/admin/capacity/render --data 8   # 200: 8 render slots, now (loopback only)
 //! curl -s localhost:3000/metrics                       # Prometheus text: herta_calls_total{operation,outcome}, ...
 //! ```
 //!

@@ -9,6 +9,7 @@
 //! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
+//! | `PUT /admin/capacity/{resource}` | — | [`Runtime::set_capacity`]: the body is the budget's new capacity (a whole number of units), applied at once while calls run; loopback clients only (403 otherwise); 404 for an unknown resource (with a did-you-mean), 409 below what a bound operation needs per call, 400 for a body that is not a capacity of at least 1 |
 //! | `GET /metrics` | — | herta's metrics (`herta::metrics`) in Prometheus text format, through `metrics-exporter-prometheus` (only in the router of [`observed`]) |
 //!
 //! A route returns `Result<_, herta::Error<E>>` and uses `?` on its call:
@@ -47,16 +48,17 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
-use herta::{BindError, Context, Error, Runtime};
+use herta::{BindError, Context, Error, ResizeError, Runtime};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
@@ -429,6 +431,7 @@ pub fn app(runtime: &Runtime, backend: Arc<Backend>) -> Result<Router, BindError
         .route("/charge/{customer}", post(charge_route))
         .route("/catalogue/{brand}", put(catalogue_route))
         .route("/stats", get(stats_route))
+        .route("/admin/capacity/{resource}", put(capacity_route))
         .with_state(state))
 }
 
@@ -543,6 +546,41 @@ async fn stats_route(State(app): State<AppState>) -> String {
     format!("{}\n", app.runtime.stats())
 }
 
+/// Sets a budget's capacity to the body's number, for an operator turning
+/// the knob during an incident: synchronous, it never waits for the calls
+/// holding units (see [`Runtime::set_capacity`]). Loopback clients only: it
+/// needs the peer address, which [`serve`] provides
+/// (`into_make_service_with_connect_info`).
+async fn capacity_route(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(resource): Path<String>,
+    body: String,
+) -> Response {
+    if !peer.ip().is_loopback() {
+        return (
+            StatusCode::FORBIDDEN,
+            "admin routes answer loopback clients only\n",
+        )
+            .into_response();
+    }
+    let Ok(capacity) = body.trim().parse::<u32>() else {
+        let expected = "the body is the new capacity: a whole number of units, at least 1\n";
+        return (StatusCode::BAD_REQUEST, expected).into_response();
+    };
+    match app.runtime.set_capacity(&resource, capacity) {
+        Ok(()) => format!("capacity of {resource}: {capacity}\n").into_response(),
+        Err(err) => {
+            let status = match err {
+                ResizeError::UnknownResource { .. } => StatusCode::NOT_FOUND,
+                ResizeError::BelowNeed { .. } => StatusCode::CONFLICT,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            (status, format!("{err}\n")).into_response()
+        }
+    }
+}
+
 /// Parses `sku,price_cents` lines (blank lines skipped).
 ///
 /// # Errors
@@ -621,6 +659,8 @@ pub async fn serve(
             tracing::info!("every call drained; closing connections");
         }
     };
+    // The peer address: the admin routes answer loopback clients only.
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

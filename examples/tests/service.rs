@@ -499,3 +499,93 @@ async fn a_request_deadline_from_the_header_answers_504() {
     })
     .await;
 }
+
+/// `PUT /admin/capacity/{resource}` under load: growing the render budget
+/// lets queued renders in at once; shrinking it revokes none and lets no
+/// render in until the running ones are below the new capacity; an unknown
+/// resource is 404 (with a did-you-mean), a capacity below a bound
+/// operation's need 409, a body that is not a capacity 400; nothing changes
+/// on an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_admin_route_resizes_a_budget_under_load() {
+    bounded(async {
+        let mut server = Server::start().await;
+        let renders: Vec<_> = (0..20)
+            .map(|i| server.post(&format!("/render/job-{i}")))
+            .collect();
+        let rt = server.rt.clone();
+        let render = |rt: &Runtime| {
+            let stats = rt.stats();
+            let r = stats.resource("render").unwrap();
+            (r.capacity, r.in_use, r.waiting)
+        };
+        until("4 renders inside, 16 queued", || render(&rt) == (4, 4, 16)).await;
+        let put = |path: &str, body: &str| server.send(path, Some(body.to_owned()));
+
+        let (status, _, body) = reply(put("/admin/capacity/render", "8")).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (StatusCode::OK, "capacity of render: 8\n")
+        );
+        assert_eq!(render(&rt), (8, 8, 12), "4 queued renders granted at once");
+        server.backend.render.until(|l| l.inside == 8).await;
+
+        let (status, _, _) = reply(put("/admin/capacity/render", "2")).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(render(&rt), (2, 8, 12), "nothing revoked");
+        // 6 renders end: 2 left inside, still no room for a third.
+        server.backend.render.release(6);
+        until("6 renders ended", || render(&rt) == (2, 2, 12)).await;
+        assert_eq!(server.backend.render.load().inside, 2);
+        // One more ends: exactly one queued render takes its place.
+        server.backend.render.release(1);
+        until("one queued render granted", || render(&rt) == (2, 2, 11)).await;
+
+        for (path, body, status, says) in [
+            (
+                "/admin/capacity/rendr",
+                "8",
+                StatusCode::NOT_FOUND,
+                "did you mean `render`?",
+            ),
+            (
+                "/admin/capacity/db-write",
+                "1",
+                StatusCode::CONFLICT,
+                "needs 2 units",
+            ),
+            (
+                "/admin/capacity/render",
+                "many",
+                StatusCode::BAD_REQUEST,
+                "whole number",
+            ),
+            (
+                "/admin/capacity/render",
+                "0",
+                StatusCode::BAD_REQUEST,
+                "at least 1 unit",
+            ),
+        ] {
+            let (got, _, text) = reply(put(path, body)).await;
+            assert_eq!(got, status, "{path} {body}: {text}");
+            assert!(text.contains(says), "{path} {body}: {text}");
+        }
+        assert_eq!(
+            render(&rt),
+            (2, 2, 11),
+            "the refused changes changed nothing"
+        );
+        assert_eq!(rt.stats().resource("db-write").unwrap().capacity, 4);
+
+        server.backend.render.release(20);
+        for call in renders {
+            let (status, _, body) = reply(call).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        assert_eq!(render(&rt), (2, 0, 0));
+        server.shutdown();
+        server.task.await.unwrap().unwrap();
+    })
+    .await;
+}

@@ -109,6 +109,7 @@ impl Budget {
     }
 
     /// Units in all. Stable under the lock.
+    #[inline]
     pub(super) fn capacity(&self) -> u32 {
         self.capacity.load(Ordering::Relaxed)
     }

@@ -275,3 +275,111 @@ fn two_budget_fast_paths_racing_a_waiter_on_their_second_budget() {
 fn two_budget_fast_paths_racing_a_waiter_on_their_first_budget() {
     two_budget_fast_paths_race_a_waiter_on(0);
 }
+
+/// After every call has ended: the budget holds exactly `capacity` free
+/// units, owes nothing, and is off the lock (`SLOW` clear), so a burst
+/// takes exactly `capacity` units and no more; its peak never passed the
+/// largest capacity it had.
+fn assert_exact(arb: &Arbiter, capacity: u32, largest: u32) {
+    let b = arb.snapshot()[0];
+    assert_eq!((b.capacity, b.in_use, b.waiting), (capacity, 0, 0));
+    assert!(b.peak_in_use <= largest);
+    assert_eq!(arb.lock().track[0].debt, 0);
+    assert_eq!(
+        arb.budgets[0]
+            .word
+            .load(loom::sync::atomic::Ordering::SeqCst),
+        u64::from(capacity) * budget::UNIT,
+        "free = capacity, SLOW clear"
+    );
+    let one = arb.needs_of(&[(0, 1)]);
+    let burst: Vec<_> = (0..capacity)
+        .map(|_| arb.try_acquire(&one).expect("a free unit"))
+        .collect();
+    assert!(
+        arb.try_acquire(&one).is_err(),
+        "no unit beyond the capacity"
+    );
+    drop(burst);
+}
+
+/// A shrink below the units in use racing a release, a queued waiter's
+/// grant and a cancelled waiter: never more units held than the larger
+/// capacity, every waiter finishes, and the accounting is exact after.
+#[test]
+fn a_shrink_racing_a_release_a_grant_and_a_cancel_leaves_exact_accounting() {
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let arb = Arc::new(Arbiter::new([2]));
+        let one = arb.needs_of(&[(0, 1)]);
+        let inside = Arc::new(AtomicU32::new(2));
+        let (first, second) = (
+            arb.try_acquire(&one).unwrap(),
+            arb.try_acquire(&one).unwrap(),
+        );
+        let r = Arc::clone(&arb);
+        let resizer = thread::spawn(move || r.set_capacity(0, 1).unwrap());
+        let (a, i, n) = (Arc::clone(&arb), Arc::clone(&inside), one.clone());
+        let waiter = thread::spawn(move || {
+            let p = block_on(a.acquire(&n)).unwrap();
+            assert!(i.fetch_add(1, Ordering::SeqCst) < 2, "over capacity");
+            i.fetch_sub(1, Ordering::SeqCst);
+            drop(p);
+        });
+        inside.fetch_sub(1, Ordering::SeqCst);
+        drop(first);
+        // A waiter that gives up after one poll, between the releases.
+        let mut cancelled = Box::pin(arb.acquire(&one));
+        if let std::task::Poll::Ready(p) = cancelled
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            assert!(inside.fetch_add(1, Ordering::SeqCst) < 2, "over capacity");
+            inside.fetch_sub(1, Ordering::SeqCst);
+            drop(p);
+        }
+        drop(cancelled);
+        inside.fetch_sub(1, Ordering::SeqCst);
+        drop(second);
+        resizer.join().unwrap();
+        waiter.join().unwrap();
+        assert_exact(&arb, 1, 2);
+    });
+}
+
+/// A growth racing a cancelled waiter grants the queued waiter at once,
+/// while the unit held before it is still held (else the model would
+/// deadlock: the holder waits for that grant), and the accounting is exact
+/// after.
+#[test]
+fn a_growth_grants_a_queued_waiter_at_once_racing_a_cancel() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let arb = Arc::new(Arbiter::new([1]));
+        let one = arb.needs_of(&[(0, 1)]);
+        let held = arb.try_acquire(&one).unwrap();
+        let mut w = Box::pin(arb.acquire(&one));
+        let cx = &mut Context::from_waker(Waker::noop());
+        assert!(
+            w.as_mut().poll(cx).is_pending(),
+            "the unit is held: W queues"
+        );
+        let r = Arc::clone(&arb);
+        let resizer = thread::spawn(move || r.set_capacity(0, 2).unwrap());
+        let (c, n) = (Arc::clone(&arb), one.clone());
+        let canceller = thread::spawn(move || {
+            let mut fut = Box::pin(c.acquire(&n));
+            let _ = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        });
+        let granted = block_on(w).unwrap();
+        assert_eq!(arb.snapshot()[0].in_use, 2);
+        drop(granted);
+        drop(held);
+        resizer.join().unwrap();
+        canceller.join().unwrap();
+        assert_exact(&arb, 2, 2);
+    });
+}

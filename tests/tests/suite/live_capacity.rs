@@ -331,3 +331,145 @@ fn an_unknown_name_or_a_zero_capacity_is_refused() {
     let db = stats.resource("db-write").unwrap();
     assert_eq!((db.capacity, db.queue_limit), (4, None), "nothing changed");
 }
+
+/// Units inside the real-time test's handlers, measured by the handlers
+/// under one lock, per window between two of the resizer's checks.
+#[derive(Default)]
+struct Window(Mutex<Units>);
+
+#[derive(Default)]
+struct Units {
+    inside: u32,
+    peak: u32,
+    entries: u32,
+}
+
+impl Window {
+    async fn occupy(&self, units: u32) {
+        {
+            let mut w = self.0.lock().unwrap();
+            w.inside += units;
+            w.peak = w.peak.max(w.inside);
+            w.entries += 1;
+        }
+        tokio::task::yield_now().await;
+        self.0.lock().unwrap().inside -= units;
+    }
+
+    /// Starts a new window: its peak is what is inside now.
+    fn reset(&self) {
+        let mut w = self.0.lock().unwrap();
+        (w.peak, w.entries) = (w.inside, 0);
+    }
+
+    fn peak(&self) -> u32 {
+        self.0.lock().unwrap().peak
+    }
+
+    fn entries(&self) -> u32 {
+        self.0.lock().unwrap().entries
+    }
+}
+
+#[herta::operation(effect = Idempotent, resources("pool" = 1))]
+async fn small(window: Arc<Window>) -> Result<(), Failure<String>> {
+    window.occupy(1).await;
+    Ok(())
+}
+
+#[herta::operation(effect = Idempotent, resources("pool" = 2))]
+async fn large(window: Arc<Window>) -> Result<(), Failure<String>> {
+    window.occupy(2).await;
+    Ok(())
+}
+
+/// Yields until `cond` holds (real time: each check is a scheduler turn,
+/// the condition is what synchronises, not a duration).
+async fn spin_until(mut cond: impl FnMut() -> bool) {
+    within(async {
+        while !cond() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+}
+
+/// 64 callers (1- and 2-unit calls) while the capacity changes 100 times
+/// on a multi-thread runtime. Each window runs from before a change until
+/// the budget has absorbed it (`in_use <= capacity`), so the units inside
+/// handlers never exceed the larger of the capacities around the change;
+/// after the last change, never the final capacity; and once every caller
+/// stopped, a burst reaches exactly the final capacity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_callers_while_the_capacity_changes_a_hundred_times() {
+    let rt = Runtime::builder()
+        .resource(Resource::new("pool", 4))
+        .build()
+        .unwrap();
+    let window = Arc::new(Window::default());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (small, large) = (Small::bind(&rt).unwrap(), Large::bind(&rt).unwrap());
+    let callers: Vec<_> = (0..64)
+        .map(|i| {
+            let (small, large) = (small.clone(), large.clone());
+            let (window, stop) = (window.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if i % 4 == 0 {
+                        large.call(window.clone()).await.unwrap();
+                    } else {
+                        small.call(window.clone()).await.unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    let in_use = || rt.stats().resource("pool").unwrap().in_use;
+    let (mut capacity, mut seed) = (4u32, 0x2545_f491_4f6c_dd1d_u64);
+    for change in 0..100 {
+        // A fixed pseudo-random walk over 2..=12 (2: the larger need).
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let next = 2 + (seed % 11) as u32;
+        window.reset();
+        rt.set_capacity("pool", next).unwrap();
+        spin_until(|| window.entries() >= 4 && in_use() <= next).await;
+        let bound = capacity.max(next);
+        assert!(
+            window.peak() <= bound,
+            "change {change}: {} units inside, {capacity} -> {next}",
+            window.peak()
+        );
+        capacity = next;
+    }
+    window.reset();
+    spin_until(|| window.entries() >= 64).await;
+    assert!(window.peak() <= capacity, "after the last change");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for c in callers {
+        within(c).await.unwrap();
+    }
+    assert!(all_free(&rt));
+    let stats = rt.stats();
+    let pool = stats.resource("pool").unwrap();
+    assert_eq!(pool.capacity, capacity);
+    assert!(pool.peak_in_use <= 12);
+    // The burst: one more call than units, each held until let out.
+    let f = Fixture {
+        rt,
+        probe: Probe::new(),
+        log: Arc::default(),
+    };
+    let burst: Vec<Call> = (0..=capacity)
+        .map(|id| {
+            let (op, probe, log) = (One::bind(&f.rt).unwrap(), f.probe.clone(), f.log.clone());
+            tokio::spawn(async move { op.call(probe, log, id).await })
+        })
+        .collect();
+    f.probe.entered(capacity).await;
+    spin_until(|| f.figures() == (capacity, capacity, 1)).await;
+    assert_eq!(f.probe.inside(), capacity);
+    f.finish(burst).await;
+    assert_eq!(f.probe.peak(), capacity);
+}
