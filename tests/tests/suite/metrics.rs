@@ -352,3 +352,28 @@ async fn calls_refused_at_shutdown_are_counted_beside_the_finished_ones() {
         (op.finished - op.cancelled - op.panicked + op.refused_stopping) as f64
     );
 }
+
+/// `Runtime::set_capacity` moves the `herta_budget_capacity` gauge at once;
+/// the in-use gauge stays exact across the change.
+#[tokio::test(start_paused = true)]
+async fn the_capacity_gauge_follows_a_resize() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let (rt, charge) = metrics::with_local_recorder(&recorder, || {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 1))
+            .build()
+            .unwrap();
+        let charge = Charge::bind(&rt).unwrap();
+        (rt, charge)
+    });
+    rt.set_capacity("slots", 6).unwrap();
+    charge.call("x".to_owned()).await.unwrap();
+    let mut seen = Seen::default();
+    seen.read(&snapshotter);
+    assert_eq!(
+        seen.value("herta_budget_capacity", &["resource=slots"]),
+        6.0
+    );
+    assert_eq!(seen.value("herta_budget_in_use", &["resource=slots"]), 0.0);
+}

@@ -668,3 +668,55 @@ fn a_backoff_and_a_denied_retry_are_events() {
     assert_eq!(denied.fields.get("operation"), Some("backing_off"));
     assert_eq!(denied.fields.num("attempt"), 2.0);
 }
+
+/// `Runtime::set_capacity` and `set_queue_limit` are `INFO` events naming
+/// the resource, the value before and after (and the units in use); a
+/// refused change emits nothing.
+#[test]
+fn a_capacity_or_queue_limit_change_is_an_info_event() {
+    let capture = captured(LevelFilter::INFO, |_| async {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 2))
+            .build()
+            .unwrap();
+        rt.set_capacity("slots", 5).unwrap();
+        rt.set_capacity("slots", 0).unwrap_err();
+        rt.set_queue_limit("slots", Some(8)).unwrap();
+        rt.set_queue_limit("slots", None).unwrap();
+    });
+    assert_eq!(
+        capture.messages(),
+        [
+            "capacity changed",
+            "queue limit changed",
+            "queue limit changed"
+        ]
+    );
+    let resized = capture.event("capacity changed");
+    assert_eq!(resized.level, Level::INFO);
+    assert_eq!(resized.fields.get("resource"), Some("slots"));
+    assert_eq!(
+        (
+            resized.fields.num("previous"),
+            resized.fields.num("capacity"),
+            resized.fields.num("in_use")
+        ),
+        (2.0, 5.0, 0.0)
+    );
+    let limits: Vec<_> = capture
+        .events()
+        .into_iter()
+        .filter(|e| e.message == "queue limit changed")
+        .map(|e| {
+            let f = |name| e.fields.get(name).unwrap().to_owned();
+            (f("previous"), f("queue_limit"))
+        })
+        .collect();
+    assert_eq!(
+        limits,
+        [
+            ("none".to_owned(), "8".to_owned()),
+            ("8".to_owned(), "none".to_owned())
+        ]
+    );
+}
