@@ -139,6 +139,9 @@ pub(crate) use state::Event;
 mod tests;
 
 #[cfg(all(test, not(loom)))]
+mod resize_tests;
+
+#[cfg(all(test, not(loom)))]
 mod fairness;
 
 #[cfg(all(test, loom))]
