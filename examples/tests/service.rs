@@ -589,3 +589,34 @@ async fn the_admin_route_resizes_a_budget_under_load() {
     })
     .await;
 }
+
+/// The admin route answers loopback clients only: a peer elsewhere gets
+/// 403 and changes nothing (the router driven in-process, with the peer
+/// address `serve` would give it).
+#[tokio::test]
+async fn the_admin_route_refuses_a_peer_that_is_not_loopback() {
+    use axum::extract::ConnectInfo;
+    use tower_service::Service as _;
+
+    let (rt, mut app) = service::observed(Backend::gated()).unwrap();
+    for (peer, status, capacity) in [
+        (
+            SocketAddr::from(([10, 0, 0, 7], 40_000)),
+            StatusCode::FORBIDDEN,
+            4,
+        ),
+        (
+            SocketAddr::from(([127, 0, 0, 1], 40_000)),
+            StatusCode::OK,
+            6,
+        ),
+    ] {
+        let mut request = axum::http::Request::put("/admin/capacity/render")
+            .body(axum::body::Body::from("6"))
+            .unwrap();
+        request.extensions_mut().insert(ConnectInfo(peer));
+        let response = app.call(request).await.unwrap();
+        assert_eq!(response.status().as_u16(), status.as_u16(), "{peer}");
+        assert_eq!(rt.stats().resource("render").unwrap().capacity, capacity);
+    }
+}
