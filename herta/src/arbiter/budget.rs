@@ -16,10 +16,12 @@ pub(super) struct Budget {
     pub(super) word: AtomicU64,
     pub(super) peak_in_use: AtomicU32,
     /// Units in all; changed only under the lock, with `SLOW` set (see
-    /// `resize.rs`), so it is stable wherever the word is.
+    /// `resize.rs`), so it is stable under the lock; a lock-free reader
+    /// may see it change (see `note_peak`).
     pub(super) capacity: AtomicU32,
     /// Its `herta_budget_in_use`, `herta_budget_waiting` and
-    /// `herta_budget_capacity` gauges, moved on every change (feature `metrics`; set by `Arbiter::gauges`).
+    /// `herta_budget_capacity` gauges, moved on every change (feature
+    /// `metrics`; set by `Arbiter::gauges`).
     #[cfg(feature = "metrics")]
     pub(super) gauges: Option<crate::metrics::BudgetGauges>,
 }

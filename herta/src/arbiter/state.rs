@@ -76,7 +76,8 @@ impl Track {
         }
     }
 
-    /// Units held now: `capacity - free + debt` (see `resize.rs`) (`budget` is this track's).
+    /// Units held now, `capacity - free + debt` (see `resize.rs`), of
+    /// `budget`, this track's.
     pub(super) fn in_use(&self, budget: &Budget) -> u32 {
         budget.capacity() - budget.free() + self.debt
     }
