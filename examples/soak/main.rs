@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use herta::Stats;
+use herta::{Runtime, Stats};
 use herta_examples::service::{self, Backend, RENDER};
 use reqwest::StatusCode;
 use tokio::net::TcpListener;
@@ -324,89 +324,9 @@ async fn soak(args: &Args) -> Result<Vec<String>, String> {
         .map_err(|e| e.to_string())?;
     let seen = Arc::new(Seen::default());
 
-    let start = Instant::now();
-    let end = start + Duration::from_secs(args.secs);
+    let (samples, mut problems) = load(args, &rt, &client, addr, &seen).await;
+    problems.extend(drain(&seen).await);
     let warm_up = (args.secs / 3).clamp(1, 60);
-    let p99_bound = MAX_WAIT + args.latency + SLACK;
-    let mut problems = Vec::new();
-    let mut samples: Vec<Sample> = Vec::new();
-
-    let mut tick = tokio::time::interval(Duration::from_secs(1) / args.rate);
-    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let mut next_sample = start + Duration::from_secs(1);
-    let mut n = 0_u64;
-    while Instant::now() < end {
-        let at = tick.tick().await;
-        if at >= next_sample {
-            let done_before = seen.done.load(Ordering::SeqCst);
-            let stats = rt.stats();
-            let outstanding = seen.sent.load(Ordering::SeqCst) - done_before;
-            let secs = (at - start).as_secs();
-            let latencies = std::mem::take(
-                &mut *seen
-                    .plain_latencies
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-            );
-            let sample = Sample {
-                secs,
-                rss_kib: rss_kib(),
-                heap_kib: u64::try_from(HEAP.load(Ordering::Relaxed) / 1024).unwrap_or(u64::MAX),
-                p99_ms: p99_ms(latencies),
-            };
-            for p in stats_violations(&stats, outstanding) {
-                problems.push(format!("at {secs} s: {p}"));
-            }
-            if sample.p99_ms > p99_bound.as_secs_f64() * 1000.0 {
-                problems.push(format!(
-                    "at {secs} s: p99 of plain renders {:.0} ms, above {} ms",
-                    sample.p99_ms,
-                    p99_bound.as_millis()
-                ));
-            }
-            report(args.plain, &sample, &stats, &seen);
-            samples.push(sample);
-            next_sample += Duration::from_secs(1);
-        }
-        n += 1;
-        let (route, plain, builder) = request(&client, addr, n);
-        let seen = Arc::clone(&seen);
-        seen.sent.fetch_add(1, Ordering::SeqCst);
-        tokio::spawn(async move {
-            let sent = Instant::now();
-            match builder.send().await {
-                Ok(response) => {
-                    let status = response.status();
-                    let _ = response.bytes().await;
-                    if plain {
-                        let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
-                        seen.plain_latencies
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .push(micros);
-                    }
-                    seen.answered(route, status);
-                }
-                Err(_) => {
-                    seen.unanswered.fetch_add(1, Ordering::SeqCst);
-                }
-            }
-            seen.done.fetch_add(1, Ordering::SeqCst);
-        });
-    }
-    if !args.plain {
-        println!();
-    }
-
-    // Every request answered (or timed out by the client).
-    let drain_deadline = Instant::now() + CLIENT_TIMEOUT + Duration::from_secs(5);
-    while seen.done.load(Ordering::SeqCst) < seen.sent.load(Ordering::SeqCst) {
-        if Instant::now() > drain_deadline {
-            problems.push("requests still outstanding after the client timeout".to_owned());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     problems.extend(end_violations(&rt.stats(), &seen, &samples, warm_up));
 
     let _ = stop.send(());
@@ -416,6 +336,116 @@ async fn soak(args: &Args) -> Result<Vec<String>, String> {
     }
     println!("{}", rt.stats());
     Ok(problems)
+}
+
+/// Sends the mix at `args.rate` for `args.secs`, sampling every second;
+/// returns the samples and what they violated.
+async fn load(
+    args: &Args,
+    rt: &Runtime,
+    client: &reqwest::Client,
+    addr: SocketAddr,
+    seen: &Arc<Seen>,
+) -> (Vec<Sample>, Vec<String>) {
+    let start = Instant::now();
+    let end = start + Duration::from_secs(args.secs);
+    let p99_bound = MAX_WAIT + args.latency + SLACK;
+    let mut problems = Vec::new();
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut tick = tokio::time::interval(Duration::from_secs(1) / args.rate);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut next_sample = start + Duration::from_secs(1);
+    let mut n = 0_u64;
+    while Instant::now() < end {
+        let at = tick.tick().await;
+        if at >= next_sample {
+            let secs = (at - start).as_secs();
+            let (sample, stats, found) = sample(rt, seen, secs, p99_bound);
+            problems.extend(found.into_iter().map(|p| format!("at {secs} s: {p}")));
+            report(args.plain, &sample, &stats, seen);
+            samples.push(sample);
+            next_sample += Duration::from_secs(1);
+        }
+        n += 1;
+        send(request(client, addr, n), Arc::clone(seen));
+    }
+    if !args.plain {
+        println!();
+    }
+    (samples, problems)
+}
+
+/// Sends one request in a task of its own and records its answer.
+fn send((route, plain, builder): (Route, bool, reqwest::RequestBuilder), seen: Arc<Seen>) {
+    seen.sent.fetch_add(1, Ordering::SeqCst);
+    tokio::spawn(async move {
+        let sent = Instant::now();
+        match builder.send().await {
+            Ok(response) => {
+                let status = response.status();
+                let _ = response.bytes().await;
+                if plain {
+                    let micros = u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX);
+                    seen.plain_latencies
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(micros);
+                }
+                seen.answered(route, status);
+            }
+            Err(_) => {
+                seen.unanswered.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        seen.done.fetch_add(1, Ordering::SeqCst);
+    });
+}
+
+/// One sample at `secs`: the figures, the stats, and what they violate.
+fn sample(
+    rt: &Runtime,
+    seen: &Seen,
+    secs: u64,
+    p99_bound: Duration,
+) -> (Sample, Stats, Vec<String>) {
+    // Requests answered before the snapshot, sent after it: every call in
+    // flight in the snapshot belongs to a request sent and not answered.
+    let done_before = seen.done.load(Ordering::SeqCst);
+    let stats = rt.stats();
+    let outstanding = seen.sent.load(Ordering::SeqCst) - done_before;
+    let latencies = std::mem::take(
+        &mut *seen
+            .plain_latencies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
+    );
+    let sample = Sample {
+        secs,
+        rss_kib: rss_kib(),
+        heap_kib: u64::try_from(HEAP.load(Ordering::Relaxed) / 1024).unwrap_or(u64::MAX),
+        p99_ms: p99_ms(latencies),
+    };
+    let mut problems = stats_violations(&stats, outstanding);
+    if sample.p99_ms > p99_bound.as_secs_f64() * 1000.0 {
+        problems.push(format!(
+            "p99 of plain renders {:.0} ms, above {} ms",
+            sample.p99_ms,
+            p99_bound.as_millis()
+        ));
+    }
+    (sample, stats, problems)
+}
+
+/// Waits until every request is answered (or timed out by the client).
+async fn drain(seen: &Seen) -> Option<String> {
+    let deadline = Instant::now() + CLIENT_TIMEOUT + Duration::from_secs(5);
+    while seen.done.load(Ordering::SeqCst) < seen.sent.load(Ordering::SeqCst) {
+        if Instant::now() > deadline {
+            return Some("requests still outstanding after the client timeout".to_owned());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
 }
 
 fn report(plain: bool, sample: &Sample, stats: &Stats, seen: &Seen) {
