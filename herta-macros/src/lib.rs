@@ -97,7 +97,9 @@ use proc_macro::TokenStream;
 /// `bind_with(&herta::Runtime, impl Into<Arc<Ledger>>)` instead of `bind`,
 /// keeps the state in an `Arc` (shared by its clones) and lends `&Ledger` to
 /// every attempt of every call; the state is never cloned and need not be
-/// `Clone`, only `Send + Sync + 'static`. A `Context` comes right after it;
+/// `Clone`, only `Send + Sync + 'static`. As for any operation, `call`'s
+/// future must be `Send` (a guard held across an `.await` is an error at
+/// the attribute). A `Context` comes right after it;
 /// `call` takes the parameters after those. The attribute is removed from
 /// the function, which stays a plain `async fn(&Ledger, ...)`.
 ///
