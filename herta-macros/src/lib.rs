@@ -70,7 +70,7 @@ use proc_macro::TokenStream;
 /// | `name` | the operation name in errors and stats | the function's name |
 /// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
 /// | `max_wait` | a duration like `timeout`; only with `admission = Wait`: the longest a call waits for its key and budgets together, from admission; then `Error::Throttled` naming what it waited for | no limit |
-/// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins | none |
+/// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins; the handler runs in a scope of the call's deadline, so calls it makes inherit it | none |
 ///
 /// # What it generates
 ///

@@ -179,10 +179,21 @@ impl Wrapper<'_> {
             Some(_) => quote!(__herta_state, #context),
             None => context,
         };
+        // A contract that declares `deadline` runs its handler in a
+        // `herta::deadline` scope of the call's deadline, so that the calls
+        // it makes inherit it; the others call the handler as it is.
+        let (handler_call, context_param) = if self.op.attr.deadline().is_some() {
+            (
+                quote!(::herta::__private::within_call_deadline(__herta_ctx, #function(#context #(#names),*))),
+                quote!(__herta_ctx),
+            )
+        } else {
+            (quote!(#function(#context #(#names),*)), context_param)
+        };
         if self.retry.is_none() {
             return quote! {
                 ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), move |#context_param: ::herta::Context| {
-                    #function(#context #(#names),*)
+                    #handler_call
                 })
                 .await
             };
@@ -201,7 +212,7 @@ impl Wrapper<'_> {
         quote! {
             ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), |#context_param: ::herta::Context| {
                 #(#clones)*
-                #function(#context #(#names),*)
+                #handler_call
             })
             .await
         }
