@@ -32,9 +32,9 @@ use fleet::Report;
 /// error, the provider's `200`s equal the workers' successes and its
 /// requests their attempts), never
 /// more in flight than `Q` once a change has drained, goodput at least
-/// `min_goodput` of the capacity in every measured half-phase, and at most
-/// `max_retries` retries per call.
-pub fn violations(report: &Report, min_goodput: f64, max_retries: f64) -> Vec<String> {
+/// `min_goodput` of the capacity in the measured half-phases (steady,
+/// halved, restored), and at most `max_retries` retries per call.
+pub fn violations(report: &Report, min_goodput: [f64; 3], max_retries: f64) -> Vec<String> {
     let mut out = Vec::new();
     if report.lost() != 0 {
         out.push(format!("{} calls lost", report.lost()));
@@ -54,7 +54,8 @@ pub fn violations(report: &Report, min_goodput: f64, max_retries: f64) -> Vec<St
     if report.over_q != 0 {
         out.push(format!("{} requests in flight above Q", report.over_q));
     }
-    for (phase, goodput) in ["steady", "halved", "restored"].iter().zip(report.goodput) {
+    let phases = ["steady", "halved", "restored"].iter().zip(min_goodput);
+    for ((phase, min_goodput), goodput) in phases.zip(report.goodput) {
         if goodput < min_goodput {
             out.push(format!(
                 "{phase}: goodput {:.1} % of capacity, below {:.1} %",

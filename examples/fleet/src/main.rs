@@ -150,7 +150,7 @@ fn coordinator_main(args: &[String]) -> Result<ExitCode, String> {
         * RETRY_WINDOW.as_secs_f64()
         * windows;
     let max_retries = f64::from(RETRY_RATIO) + reserve / cooperative.tally.calls.max(1) as f64;
-    let problems = violations(&cooperative, 0.9, max_retries);
+    let problems = violations(&cooperative, [0.9; 3], max_retries);
     for p in &problems {
         println!("VIOLATED: {p}");
     }

@@ -4,8 +4,8 @@
 //!
 //! The invariants are exact (nothing lost, the provider's counts balance
 //! the workers', in flight never above `Q`, retries within the retry
-//! budget's own bound). The goodput floor and the storm's ceiling are bands
-//! taken from measured runs under load, in `herta/docs/fleet.md`.
+//! budget's own bound). The goodput floors and the storm's factor are bands
+//! from measured runs under load (see the constants).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,8 +39,6 @@ async fn a_cooperative_fleet_uses_the_quota_without_a_storm_and_the_naive_one_st
         .expect("the cooperative fleet runs");
     println!("{}", cooperative.summary());
     let bound = retry_bound(&cooperative_config, cooperative.tally.calls);
-    // The goodput floor: the lowest of the measured runs minus a margin
-    // (docs/fleet.md); the target, 90 %, is checked on the full run.
     let problems = violations(&cooperative, GOODPUT_FLOOR, bound);
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(
@@ -66,7 +64,14 @@ async fn a_cooperative_fleet_uses_the_quota_without_a_storm_and_the_naive_one_st
     );
 }
 
-/// The cooperative fleet's goodput floor in the short run, per half-phase.
-const GOODPUT_FLOOR: f64 = 0.8;
-/// How many times more retries per call the naive fleet must make.
+/// The cooperative fleet's goodput floor in the short run (steady, halved,
+/// restored), from 20 runs in a debug build at a load average of 6–7 on 2
+/// CPUs: means 99.9 %, 87.5 %, 100.1 % (σ 1.4, 3.4, 1.8 points), so 90 %
+/// (the target) is more than 3σ below the steady and restored
+/// means, and 75 % 3.7σ below the halved one. The halved phase reads lower
+/// under load because `Q` binds there and the provider itself holds each
+/// place longer than its 25 ms while its threads wait for a CPU.
+const GOODPUT_FLOOR: [f64; 3] = [0.9, 0.75, 0.9];
+/// How many times more retries per call the naive fleet must make: the
+/// same runs read 23–78× (log-mean 40×, 3σ below it in log space: 13×).
 const STORM_FACTOR: f64 = 10.0;
