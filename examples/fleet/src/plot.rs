@@ -1,6 +1,6 @@
 //! The run's figure, as SVG text written by the program from the provider's
-//! bins: one panel per fleet, time (s) across, requests per second up — the
-//! provider's `200`s and `429`s (each smoothed over
+//! bins: one panel per fleet, time (s) across, requests per second up (a
+//! log scale) — the provider's `200`s and `429`s (each smoothed over
 //! [`SMOOTHING`](crate::fleet::SMOOTHING) bins) and its capacity
 //! (`min(R, Q / service)`, dashed), which halves in the third phase.
 
@@ -55,11 +55,14 @@ fn panel(out: &mut String, report: &Report, top: f64) {
         .chain(&throttled)
         .chain(&capacity)
         .fold(1.0_f64, |a, &b| a.max(b));
-    let y_max = nice(peak * 1.1);
+    // A log scale from 1/s to the power of ten above the peak, so that a
+    // fleet's 429s (tens per second, or tens of thousands) and its goodput
+    // (hundreds) read on one axis.
+    let decades = peak.log10().ceil().max(1.0);
     let secs = report.bins.len() as f64 * BIN.as_secs_f64();
     let plot_w = WIDTH - LEFT - RIGHT;
     let x = |t: f64| LEFT + t / secs * plot_w;
-    let y = |v: f64| top + PANEL - v / y_max * PANEL;
+    let y = |v: f64| top + PANEL - v.max(1.0).log10() / decades * PANEL;
 
     let _ = writeln!(
         out,
@@ -73,8 +76,8 @@ fn panel(out: &mut String, report: &Report, top: f64) {
         report.lost()
     );
     // Grid and axes.
-    for k in 0..=4 {
-        let v = y_max * f64::from(k) / 4.0;
+    for k in 0..=decades as i32 {
+        let v = 10_f64.powi(k);
         let _ = writeln!(
             out,
             r##"<line x1="{LEFT}" x2="{}" y1="{y}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">{v:.0}</text>"##,
@@ -97,7 +100,7 @@ fn panel(out: &mut String, report: &Report, top: f64) {
     }
     let _ = writeln!(
         out,
-        r#"<text x="{}" y="{}" text-anchor="middle">time (s); requests per second, averaged over {} ms</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">time (s); requests per second (log scale), averaged over {} ms</text>"#,
         LEFT + plot_w / 2.0,
         top + PANEL + 34.0,
         BIN.as_millis() * crate::fleet::SMOOTHING as u128
@@ -151,19 +154,6 @@ fn line(
         r#"<polyline fill="none" stroke="{color}" stroke-width="1.5"{dash} points="{}"/>"#,
         points.join(" ")
     );
-}
-
-/// The smallest of 1, 2, 5 × 10ⁿ at or above `v`.
-fn nice(v: f64) -> f64 {
-    let mut scale = 1.0;
-    loop {
-        for m in [1.0, 2.0, 5.0] {
-            if m * scale >= v {
-                return m * scale;
-            }
-        }
-        scale *= 10.0;
-    }
 }
 
 fn escape(s: &str) -> String {
