@@ -86,6 +86,10 @@ pub struct Report {
     pub goodput: [f64; 3],
     /// `429`s per second over the same three half-phases.
     pub throttled_per_s: [f64; 3],
+    /// The mean time an admitted request held its place, in milliseconds,
+    /// over the same three half-phases: with `Q` binding, the capacity the
+    /// provider really had is `Q` over it.
+    pub held_ms: [f64; 3],
     /// How long after `Q` was halved the `429` rate settled (`None`: not
     /// within the phase).
     pub settle_down: Option<Duration>,
@@ -126,7 +130,7 @@ impl Report {
         let t = &self.tally;
         format!(
             "{} fleet ({} s phases): goodput {:.1} % / {:.1} % / {:.1} % of capacity (steady / halved / restored), \
-             429s {:.0} / {:.0} / {:.0} per s\n  \
+             429s {:.0} / {:.0} / {:.0} per s, a place held {:.1} / {:.1} / {:.1} ms\n  \
              settle after halving {}, after restoring {}; in flight above Q: {}\n  \
              calls {} ok {} errors {} lost {}; attempts {} (provider {}); retries per call {:.3}, denied {}; provider 200s {}",
             self.mode.name(),
@@ -137,6 +141,9 @@ impl Report {
             self.throttled_per_s[0],
             self.throttled_per_s[1],
             self.throttled_per_s[2],
+            self.held_ms[0],
+            self.held_ms[1],
+            self.held_ms[2],
             ms(self.settle_down),
             ms(self.settle_up),
             self.over_q,
@@ -281,6 +288,7 @@ fn report(config: &Config, mode: Mode, mut bins: Vec<Bin>, tally: Tally) -> Repo
     let quota = config.quota;
     let mut goodput = [0.0; 3];
     let mut throttled_per_s = [0.0; 3];
+    let mut held_ms = [0.0; 3];
     for (i, k) in (1..4).enumerate() {
         let (from, to) = (config.phase_bin(k), config.phase_bin(k + 1));
         let half = &bins[(from + to) / 2..to];
@@ -290,6 +298,8 @@ fn report(config: &Config, mode: Mode, mut bins: Vec<Bin>, tally: Tally) -> Repo
         let throttled: u32 = half.iter().map(Bin::throttled).sum();
         goodput[i] = f64::from(ok) / secs / quota.capacity(q);
         throttled_per_s[i] = f64::from(throttled) / secs;
+        let held_us: u64 = half.iter().map(|b| b.held_us).sum();
+        held_ms[i] = held_us as f64 / 1000.0 / f64::from(ok.max(1));
     }
     let settle = |k: u32| {
         let q = if k == 2 { quota.q / 2 } else { quota.q };
@@ -322,6 +332,7 @@ fn report(config: &Config, mode: Mode, mut bins: Vec<Bin>, tally: Tally) -> Repo
         provider_requests: 0,
         goodput,
         throttled_per_s,
+        held_ms,
         settle_down,
         settle_up,
         over_q,

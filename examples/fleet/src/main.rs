@@ -111,18 +111,20 @@ fn coordinator_main(args: &[String]) -> Result<ExitCode, String> {
         Ok::<_, String>((cooperative, naive))
     })?;
     if let Some(csv) = csv {
-        let mut text = String::from("fleet,bin,requests,ok,over_q,over_rate,peak_in_flight,q\n");
+        let mut text =
+            String::from("fleet,bin,requests,ok,over_q,over_rate,peak_in_flight,q,held_us\n");
         for report in [&cooperative, &naive] {
             for (i, b) in report.bins.iter().enumerate() {
                 text.push_str(&format!(
-                    "{},{i},{},{},{},{},{},{}\n",
+                    "{},{i},{},{},{},{},{},{},{}\n",
                     report.mode.name(),
                     b.requests,
                     b.ok,
                     b.over_q,
                     b.over_rate,
                     b.peak_in_flight,
-                    b.q
+                    b.q,
+                    b.held_us
                 ));
             }
         }

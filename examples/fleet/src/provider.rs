@@ -65,6 +65,10 @@ pub struct Bin {
     pub peak_in_flight: u32,
     /// `Q` at the end of the bin.
     pub q: u32,
+    /// How long the requests that left their place in this bin held it,
+    /// summed, in microseconds (the service time plus the timer's and the
+    /// scheduler's lag).
+    pub held_us: u64,
 }
 
 impl Bin {
@@ -233,8 +237,11 @@ async fn work(State(provider): State<Arc<Provider>>) -> Response {
         b.ok += 1;
         b.peak_in_flight = b.peak_in_flight.max(now_in_flight);
     });
+    let admitted = Instant::now();
     tokio::time::sleep(provider.quota.service).await;
     drop(place);
+    let held = u64::try_from(admitted.elapsed().as_micros()).unwrap_or(u64::MAX);
+    provider.count(|b| b.held_us += held);
     provider.answered_ok.fetch_add(1, Ordering::SeqCst);
     (StatusCode::OK, "done").into_response()
 }
