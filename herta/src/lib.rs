@@ -331,4 +331,4 @@ pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{Runtime, RuntimeBuilder};
-pub use stats::{OperationStats, ResourceStats, Stats};
+pub use stats::{OperationStats, RateStats, ResourceStats, Stats};

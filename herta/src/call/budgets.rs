@@ -59,11 +59,20 @@ pub(crate) fn contended<'a, 'e, 'l>(
             TryAcquireError::Busy(index) => index,
         };
         if admission == Admission::Reject {
-            return Err(Refusal::throttled(Busy::Resource {
-                resource: rt.resources[index].name(),
-            }));
+            return Err(refused(rt, needs, index));
         }
         let until = limits.wait_until();
+        if let (Some(until), true) = (until, needs.has_rate()) {
+            // Units that cannot exist before the wait's limit: fail now,
+            // not after sleeping.
+            if let Some((ready, short)) = rt.arbiter.rate_ready(needs) {
+                if ready > until {
+                    return Err(limits.expired(|| Busy::Resource {
+                        resource: rt.resources[short].name(),
+                    }));
+                }
+            }
+        }
         match events::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
             (Some(Ok(permit)), waited) => {
                 events.emit(Event::Waited(Queue::Budgets, waited));
@@ -82,12 +91,28 @@ pub(crate) fn contended<'a, 'e, 'l>(
     }
 }
 
+/// `Reject` found the budget at `index` busy: throttled, naming it, with
+/// the time until its units exist when it is a rate budget.
+#[cold]
+fn refused(rt: &Inner, needs: &[Need], index: usize) -> Refusal {
+    let units = needs
+        .iter()
+        .find(|n| n.resource == index)
+        .map_or(1, |n| n.units);
+    Refusal::Throttled {
+        busy: Busy::Resource {
+            resource: rt.resources[index].name(),
+        },
+        retry_after: rt.arbiter.rate_retry_after(index, units),
+    }
+}
+
 /// The first budget among `needs` still without room for its units now,
 /// by index (read when a bounded wait ran out).
 fn still_short(rt: &Inner, needs: &[Need]) -> Option<usize> {
     let budgets = rt.arbiter.snapshot();
     needs
         .iter()
-        .find(|n| budgets[n.resource].capacity - budgets[n.resource].in_use < n.units)
+        .find(|n| budgets[n.resource].available < n.units)
         .map(|n| n.resource)
 }

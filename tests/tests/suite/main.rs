@@ -30,6 +30,7 @@ mod metrics;
 mod no_runtime;
 mod queue_limit;
 mod queue_scaling;
+mod rate;
 mod retry;
 mod schedules;
 mod service;
