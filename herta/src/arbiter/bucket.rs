@@ -148,6 +148,24 @@ impl Arbiter {
         Now::lazy(&self.epoch)
     }
 
+    /// `try_acquire` of a list naming one rate budget and nothing else:
+    /// one clock read and one CAS, in a function of its own (the general
+    /// one's frame costs more than this whole path).
+    #[inline(never)]
+    pub(super) fn try_acquire_one_rate(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
+        let n = needs.list[0];
+        let b = &self.budgets[n.resource];
+        let Some(rate) = &b.rate else {
+            return self.try_acquire_rate(needs);
+        };
+        let mut now = self.now();
+        match b.try_take_rate(rate, n.units, now.ns()) {
+            Fast::Taken => Ok(0),
+            Fast::Short => Err(TryAcquireError::Busy(n.resource)),
+            Fast::Slow => self.try_acquire_locked_at(needs, now),
+        }
+    }
+
     /// `try_acquire` of a list naming a rate budget: lock-free while no
     /// waiter needs any of its budgets, with one clock read; else under the
     /// lock. The grant's stamp (0: lock-free).

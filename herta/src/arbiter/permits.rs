@@ -268,6 +268,9 @@ impl Arbiter {
     #[inline(never)]
     fn try_acquire_locked(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
         if needs.has_rate() {
+            if needs.list.len() == 1 {
+                return self.try_acquire_one_rate(needs);
+            }
             return self.try_acquire_rate(needs);
         }
         self.try_acquire_locked_at(needs, self.now())
