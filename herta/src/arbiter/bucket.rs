@@ -47,6 +47,7 @@ impl Budget {
             ) {
                 Ok(_) => {
                     self.granted.fetch_add(u64::from(units), Ordering::Relaxed);
+                    self.gauge_available(ceiling - next);
                     return Fast::Taken;
                 }
                 Err(seen) => cur = seen,
@@ -76,8 +77,9 @@ impl Budget {
             None => self.take_locked(units),
             Some(rate) => {
                 let word = self.word.load(Ordering::Acquire);
-                let (_, n) = self.bucket(rate, word, now.ns());
+                let (ceiling, n) = self.bucket(rate, word, now.ns());
                 let next = (n + u64::from(units)).min(MAX_EMITTED);
+                self.gauge_available(ceiling.saturating_sub(next));
                 self.word.store(
                     (next << SHIFT) | (word & (LOCKED | SLOW)),
                     Ordering::Release,

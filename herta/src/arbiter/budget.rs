@@ -105,6 +105,17 @@ impl Budget {
         }
     }
 
+    /// A rate budget's bucket holds `units` after a grant: sets the
+    /// available gauge.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    pub(super) fn gauge_available(&self, units: u64) {
+        #[cfg(feature = "metrics")]
+        if let Some(g) = &self.gauges {
+            g.available(units);
+        }
+    }
+
     /// The capacity changed: moves the capacity gauge.
     #[inline(always)]
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
