@@ -139,6 +139,8 @@ pub mod guide {
     pub mod state {}
     #[doc = include_str!("../docs/observability.md")]
     pub mod observability {}
+    #[doc = include_str!("../docs/limits.md")]
+    pub mod limits {}
 }
 
 pub use context::Context;
