@@ -75,55 +75,7 @@ impl Parse for Entry {
         input.parse::<Token![=]>()?;
         let capacity: Expr = input.parse()?;
         let period = parse_period(input, &ident)?;
-        let (mut queue, mut burst) = (None, None);
-        while input.peek(Token![,]) {
-            input.parse::<Token![,]>()?;
-            let example = if period.is_some() {
-                "= 100 per \"1s\", burst = 10, queue = 64"
-            } else {
-                "= 4, queue = 64"
-            };
-            let option: Ident = input.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    format!("expected `queue = n` or `burst = n` after the capacity\nhelp: write `{ident}: {:?} {example};`", name.value()),
-                )
-            })?;
-            let slot = match option.to_string().as_str() {
-                "queue" => &mut queue,
-                "burst" if period.is_some() => &mut burst,
-                "burst" => {
-                    return Err(syn::Error::new(
-                        option.span(),
-                        format!(
-                            "resource `{ident}` is a concurrency budget, which has no burst: its capacity is the most units at once\n\
-                             help: remove `burst`, or make it a rate budget: `{ident}: {:?} = 100 per \"1s\", burst = 10;`",
-                            name.value()
-                        ),
-                    ))
-                }
-                _ => {
-                    return Err(syn::Error::new(
-                        option.span(),
-                        format!(
-                            "unknown resource option `{option}`: the options are `queue`, the most calls that may wait for it, and a rate budget's `burst`\n\
-                             help: write `{ident}: {:?} {example};`",
-                            name.value()
-                        ),
-                    ));
-                }
-            };
-            input.parse::<Token![=]>().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    format!(
-                        "`{option}` needs a value\nhelp: write `{ident}: {:?} {example};`",
-                        name.value()
-                    ),
-                )
-            })?;
-            *slot = Some(input.parse()?);
-        }
+        let (queue, burst) = parse_options(input, &ident, &name, period.is_some())?;
         Ok(Entry {
             attrs,
             vis,
@@ -135,6 +87,66 @@ impl Parse for Entry {
             burst,
         })
     }
+}
+
+/// `, queue = n` and (`rate`: a rate budget) `, burst = n` after the
+/// capacity, in any order.
+fn parse_options(
+    input: ParseStream<'_>,
+    ident: &Ident,
+    name: &LitStr,
+    rate: bool,
+) -> syn::Result<(Option<Expr>, Option<Expr>)> {
+    let (mut queue, mut burst) = (None, None);
+    while input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+        let example = if rate {
+            "= 100 per \"1s\", burst = 10, queue = 64"
+        } else {
+            "= 4, queue = 64"
+        };
+        let option: Ident = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `queue = n` or `burst = n` after the capacity\nhelp: write `{ident}: {:?} {example};`", name.value()),
+            )
+        })?;
+        let slot = match option.to_string().as_str() {
+            "queue" => &mut queue,
+            "burst" if rate => &mut burst,
+            "burst" => {
+                return Err(syn::Error::new(
+                    option.span(),
+                    format!(
+                        "resource `{ident}` is a concurrency budget, which has no burst: its capacity is the most units at once\n\
+                         help: remove `burst`, or make it a rate budget: `{ident}: {:?} = 100 per \"1s\", burst = 10;`",
+                        name.value()
+                    ),
+                ))
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    option.span(),
+                    format!(
+                        "unknown resource option `{option}`: the options are `queue`, the most calls that may wait for it, and a rate budget's `burst`\n\
+                         help: write `{ident}: {:?} {example};`",
+                        name.value()
+                    ),
+                ));
+            }
+        };
+        input.parse::<Token![=]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "`{option}` needs a value\nhelp: write `{ident}: {:?} {example};`",
+                    name.value()
+                ),
+            )
+        })?;
+        *slot = Some(input.parse()?);
+    }
+    Ok((queue, burst))
 }
 
 /// `per "1s"` after a rate budget's count, if there.
@@ -470,28 +482,7 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
                 const _: () = if let ::core::option::Option::Some(0) = #ident.queue_limit() { ::core::panic!(#message) };
             }
         });
-        let constructor = match period {
-            None => quote!(::herta::Resource::new(#name, #capacity)),
-            Some(period) => {
-                let millis = period_millis(period).unwrap_or(1);
-                let burst = burst.as_ref().map(|burst| {
-                    let burst = match int_literal(burst) {
-                        _ if quoted(burst).is_some() => quote!(1),
-                        Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) || n == 0 => {
-                            quote!(1)
-                        }
-                        Some(IntLiteral::Negative) => quote!(1),
-                        _ => quote!(#burst),
-                    };
-                    quote!(.with_burst(#burst))
-                });
-                quote!(::herta::Resource::rate_unchecked(
-                    #name,
-                    #capacity,
-                    ::core::time::Duration::from_millis(#millis),
-                )#burst)
-            }
-        };
+        let constructor = constructor(name, &capacity, period.as_ref(), burst.as_ref());
         items.push(quote! {
             #(#attrs)*
             #vis const #ident: ::herta::Resource = #constructor #queue;
@@ -503,5 +494,37 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     quote! {
         #(#items)*
         #errors
+    }
+}
+
+/// The constant's value: `Resource::new`, or a rate budget's
+/// `Resource::rate_unchecked` with its burst.
+fn constructor(
+    name: &LitStr,
+    capacity: &TokenStream,
+    period: Option<&LitStr>,
+    burst: Option<&Expr>,
+) -> TokenStream {
+    match period {
+        None => quote!(::herta::Resource::new(#name, #capacity)),
+        Some(period) => {
+            let millis = period_millis(period).unwrap_or(1);
+            let burst = burst.as_ref().map(|burst| {
+                let burst = match int_literal(burst) {
+                    _ if quoted(burst).is_some() => quote!(1),
+                    Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) || n == 0 => {
+                        quote!(1)
+                    }
+                    Some(IntLiteral::Negative) => quote!(1),
+                    _ => quote!(#burst),
+                };
+                quote!(.with_burst(#burst))
+            });
+            quote!(::herta::Resource::rate_unchecked(
+                #name,
+                #capacity,
+                ::core::time::Duration::from_millis(#millis),
+            )#burst)
+        }
     }
 }
