@@ -9,9 +9,7 @@ use tokio::time::Instant;
 use super::budget::{Budget, Fast, FastAll, SLOW};
 use super::needs::Needs;
 use super::permits::{Arbiter, TryAcquireError};
-use super::rate::{
-    accrued, instant_at, instant_of, period_ns, Now, Rate, LOCKED, MAX_EMITTED, SHIFT,
-};
+use super::rate::{accrued, instant_at, instant_of, period_ns, Now, Rate, LOCKED, SHIFT};
 use crate::loom::Ordering;
 
 impl Budget {
@@ -22,7 +20,8 @@ impl Budget {
         let c = accrued(now, count, period);
         (
             c + u64::from(self.capacity()),
-            (word >> SHIFT).max(c).min(MAX_EMITTED),
+            // At most `MAX_EMITTED + burst`: a grant never passes `c + burst`.
+            (word >> SHIFT).max(c),
         )
     }
 
@@ -78,7 +77,7 @@ impl Budget {
             Some(rate) => {
                 let word = self.word.load(Ordering::Acquire);
                 let (ceiling, n) = self.bucket(rate, word, now.ns());
-                let next = (n + u64::from(units)).min(MAX_EMITTED);
+                let next = n + u64::from(units);
                 self.gauge_available(ceiling.saturating_sub(next));
                 self.word.store(
                     (next << SHIFT) | (word & (LOCKED | SLOW)),
@@ -136,7 +135,7 @@ impl Budget {
         self.capacity.store(burst, Ordering::Relaxed);
         let (count, period) = rate.get();
         let c = accrued(now, count, period);
-        let n = (c + u64::from(burst - room)).min(MAX_EMITTED);
+        let n = c + u64::from(burst - room);
         self.word
             .store((n << SHIFT) | (word & (LOCKED | SLOW)), Ordering::Release);
         self.gauge_capacity(burst);
@@ -255,5 +254,91 @@ impl Arbiter {
     /// Whether the budget at `resource` is a rate budget.
     pub(crate) fn is_rate(&self, resource: usize) -> bool {
         self.budgets[resource].rate.is_some()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::permits::Kind;
+    use super::*;
+
+    fn rate_budget(count: u32, period: Duration, burst: u32) -> Arbiter {
+        Arbiter::with_kinds([Kind::Rate {
+            count,
+            period,
+            burst,
+        }])
+    }
+
+    /// Takes units one by one at `t` until the bucket is short.
+    fn drain(b: &Budget, rate: &Rate, t: u64) -> u64 {
+        let mut taken = 0;
+        while let Fast::Taken = b.try_take_rate(rate, 1, t) {
+            taken += 1;
+        }
+        taken
+    }
+
+    #[test]
+    fn no_drift_over_a_million_periods() {
+        let arb = rate_budget(3, Duration::from_secs(1), 3);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        // The full bucket at 0, then all that accrued by the end of each period.
+        let mut granted = drain(b, rate, 0);
+        for k in 0..1_000_000u64 {
+            // The last nanosecond of period k: 3k + 2 units accrued.
+            granted += drain(b, rate, k * 1_000_000_000 + 999_999_999);
+        }
+        // burst + count × T / period, T the last instant: exactly.
+        assert_eq!(granted, 3 + 3 * 999_999 + 2);
+        assert_eq!(b.granted.load(Ordering::Relaxed), granted);
+    }
+
+    #[test]
+    fn a_unit_exists_at_its_instant_and_not_a_nanosecond_before() {
+        let arb = rate_budget(7, Duration::from_secs(1), 1);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert_eq!(drain(b, rate, 0), 1);
+        for k in [1u64, 2, 7, 1_000, 7_000_000] {
+            // Every unit before unit k taken, then unit k exactly on time.
+            let at = instant_of(k, 7, 1_000_000_000);
+            let _ = drain(b, rate, at - 1);
+            assert_eq!(b.rate_ready_at(rate, 1, at - 1), at);
+            assert!(matches!(b.try_take_rate(rate, 1, at - 1), Fast::Short));
+            assert!(matches!(b.try_take_rate(rate, 1, at), Fast::Taken));
+        }
+    }
+
+    #[test]
+    fn huge_periods_and_gaps_saturate_and_never_run_backwards() {
+        let arb = rate_budget(u32::MAX, Duration::MAX, u32::MAX);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert!(matches!(
+            b.try_take_rate(rate, u32::MAX, u64::MAX),
+            Fast::Taken
+        ));
+        assert_eq!(b.rate_room(rate, u64::MAX), 0);
+        // An earlier clock reading sees no more units than a later one did.
+        assert_eq!(b.rate_room(rate, 0), 0);
+        let arb = rate_budget(1, Duration::from_nanos(1), 2);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert_eq!(drain(b, rate, u64::MAX), 2);
+        assert_eq!(b.rate_room(rate, u64::MAX), 0);
+        assert_eq!(b.rate_ready_at(rate, 1, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn a_refund_gives_back_exactly_what_was_taken() {
+        let arb = rate_budget(10, Duration::from_secs(1), 5);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert!(matches!(b.try_take_rate(rate, 4, 0), Fast::Taken));
+        b.refund_rate(4);
+        assert_eq!(b.rate_room(rate, 0), 5);
+        assert_eq!(b.granted.load(Ordering::Relaxed), 0);
     }
 }
