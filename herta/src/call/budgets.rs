@@ -67,9 +67,14 @@ pub(crate) fn contended<'a, 'e, 'l>(
             // not after sleeping.
             if let Some((ready, short)) = rt.arbiter.rate_ready(needs) {
                 if ready > until {
-                    return Err(limits.expired(|| Busy::Resource {
+                    let mut refusal = limits.expired(|| Busy::Resource {
                         resource: rt.resources[short].name(),
-                    }));
+                    });
+                    if let Refusal::Throttled { retry_after, .. } = &mut refusal {
+                        *retry_after =
+                            Some(ready.saturating_duration_since(tokio::time::Instant::now()));
+                    }
+                    return Err(refusal);
                 }
             }
         }
