@@ -436,8 +436,11 @@ async fn overload_is_shed_with_429_and_successful_renders_stay_within_max_wait()
                 }
                 StatusCode::TOO_MANY_REQUESTS => {
                     shed += 1;
-                    assert_eq!(headers.get(RETRY_AFTER).unwrap(), "1");
-                    assert_eq!(body, "busy; retry after 1 s\n");
+                    // At least 1 s; 2 s when the render-rate units of the
+                    // queued renders ahead take longer than a second.
+                    let after = headers.get(RETRY_AFTER).unwrap().to_str().unwrap();
+                    assert!(after == "1" || after == "2", "Retry-After: {after}");
+                    assert_eq!(body, format!("busy; retry after {after} s\n"));
                 }
                 other => panic!("unexpected {other}: {body}"),
             }

@@ -29,6 +29,7 @@
 //! | `herta_budget_in_use` | gauge | `resource` | units held now |
 //! | `herta_budget_waiting` | gauge | `resource` | calls queued for the budget now |
 //! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built, and by `Runtime::set_capacity`) |
+//! | `herta_budget_available` | gauge | `resource` | a rate budget's units in its bucket after its last grant (set at each grant; `Stats` reads the bucket now) |
 //!
 //! The gauges are updated on every change, by the budget's arbiter itself
 //! (increments and decrements, so concurrent changes never leave a stale

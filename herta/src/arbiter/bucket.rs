@@ -222,14 +222,27 @@ impl Arbiter {
         Ok(0)
     }
 
-    /// How long until the rate budget at `resource` has `units` (ignoring
-    /// queued waiters); `None` for a concurrency budget or when it has them
-    /// now.
-    pub(crate) fn rate_retry_after(&self, resource: usize, units: u32) -> Option<Duration> {
-        let b = &self.budgets[resource];
-        let rate = b.rate.as_ref()?;
+    /// How long until the rate budgets of `needs` have the call's units
+    /// after those of the waiters queued for them (the longest of them);
+    /// `None` when `needs` names none, or they would have them now.
+    pub(crate) fn rate_retry_after(&self, needs: &Needs) -> Option<Duration> {
+        if !needs.has_rate() {
+            return None;
+        }
+        let state = self.lock();
         let now = self.now().ns();
-        let at = b.rate_ready_at(rate, units, now);
+        let at = needs
+            .rate()
+            .iter()
+            .map(|n| {
+                let b = &self.budgets[n.resource];
+                let rate = b.rate.as_ref().expect("a rate need names a rate budget");
+                let queued = state.track[n.resource].queued_units;
+                let units = u32::try_from(queued + u64::from(n.units)).unwrap_or(u32::MAX);
+                b.rate_ready_at(rate, units, now)
+            })
+            .max()
+            .unwrap_or(now);
         (at > now).then(|| Duration::from_nanos(at - now))
     }
 

@@ -119,6 +119,7 @@ impl Arbiter {
                 largest: Largest::NONE,
                 head: 0,
                 head_found: false,
+                queued_units: 0,
             })
             .collect();
         Arbiter {

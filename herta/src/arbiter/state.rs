@@ -42,6 +42,9 @@ pub(super) struct Track {
     pub(super) head: u64,
     /// Scratch of a pass: this pass found the head.
     pub(super) head_found: bool,
+    /// Units the queued waiters need of this budget (a rate budget's
+    /// refusal tells how long until the queue's and the call's units exist).
+    pub(super) queued_units: u64,
 }
 
 impl Track {
@@ -273,6 +276,7 @@ impl State {
         for n in needs.iter() {
             let (t, b) = (&mut self.track[n.resource], &budgets[n.resource]);
             t.waiting += 1;
+            t.queued_units += u64::from(n.units);
             b.gauge_waiting(true);
             if t.waiting == 1 {
                 t.session = ticket;
@@ -308,6 +312,7 @@ impl State {
         for n in needs {
             let t = &mut track[n.resource];
             t.waiting -= 1;
+            t.queued_units -= u64::from(n.units);
             if t.head == ticket {
                 t.head = 0;
             }

@@ -84,11 +84,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
                 Ok(permit)
             }
             (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
-            (Some(Err(AcquireError::QueueFull(full))), _) => {
-                Err(Refusal::throttled(Busy::Resource {
-                    resource: rt.resources[full].name(),
-                }))
-            }
+            (Some(Err(AcquireError::QueueFull(full))), _) => Err(refused(rt, needs, full)),
             (None, _) => Err(limits.expired(|| Busy::Resource {
                 resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
             })),
@@ -96,19 +92,17 @@ pub(crate) fn contended<'a, 'e, 'l>(
     }
 }
 
-/// `Reject` found the budget at `index` busy: throttled, naming it, with
-/// the time until its units exist when it is a rate budget.
+/// The budget at `index` refused the call (`Reject` found it busy, or its
+/// queue was full): throttled, naming it, with the time until the call's
+/// rate units exist after those of the calls queued for them, when it
+/// needs any.
 #[cold]
-fn refused(rt: &Inner, needs: &[Need], index: usize) -> Refusal {
-    let units = needs
-        .iter()
-        .find(|n| n.resource == index)
-        .map_or(1, |n| n.units);
+fn refused(rt: &Inner, needs: &Needs, index: usize) -> Refusal {
     Refusal::Throttled {
         busy: Busy::Resource {
             resource: rt.resources[index].name(),
         },
-        retry_after: rt.arbiter.rate_retry_after(index, units),
+        retry_after: rt.arbiter.rate_retry_after(needs),
     }
 }
 
