@@ -5,7 +5,7 @@
 //!
 //! | route | operation | contract |
 //! |---|---|---|
-//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots (at most 64 queued), at most `max_wait = "1s"`, `retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s"))` (a renderer 429 after its `Retry-After`), `timeout = "10s"`; the header `x-request-timeout-ms` sets the request's deadline |
+//! | `POST /render/{job}` | [`render`] | `Idempotent`, `Wait` for one of 4 [`RENDER`] slots (at most 64 queued) and a unit of [`RENDER_RATE`] (50 per second), in one grant, at most `max_wait = "1s"`, `retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s"))` (a renderer 429 after its `Retry-After`), `timeout = "10s"`; the header `x-request-timeout-ms` sets the request's deadline |
 //! | `POST /charge/{customer}` | [`charge`] | `NonIdempotent`, `Reject` when both [`PAYMENTS`] connections are busy, never retried, `timeout = "10s"` |
 //! | `PUT /catalogue/{brand}` | [`replace_catalogue`] | `Idempotent`, 2 of 4 [`DB_WRITE`] units, `serialize_by = brand`, `retry(on = Transient, max = 3)` |
 //! | `GET /stats` | — | [`herta::Stats`] as text |
@@ -66,17 +66,21 @@ use tokio::sync::{watch, Semaphore};
 herta::resources! {
     /// Render slots: at most 4 renders at once, at most 64 waiting.
     pub RENDER: "render" = 4, queue = 64;
+    /// The renderer's rate: at most 50 renders started per second (10 at
+    /// once after an idle spell), taken in the same grant as the slot.
+    pub RENDER_RATE: "render-rate" = 50 per "1s", burst = 10;
     /// Connections to the payment gateway: at most 2 charges at once.
     pub PAYMENTS: "payments" = 2;
     /// Write load on the catalogue database; a replacement holds 2 units.
     pub DB_WRITE: "db-write" = 4;
 }
 
-/// The runtime the service's operations share: [`RENDER`], [`PAYMENTS`] and
+/// The runtime the service's operations share: [`RENDER`], [`RENDER_RATE`], [`PAYMENTS`] and
 /// [`DB_WRITE`].
 pub fn runtime() -> Runtime {
     Runtime::builder()
         .resource(RENDER)
+        .resource(RENDER_RATE)
         .resource(PAYMENTS)
         .resource(DB_WRITE)
         .build()
@@ -313,7 +317,7 @@ pub enum RenderError {
 /// attempt, to show the retry; one starting with `limited` is rate limited
 /// on its first attempt with a 50 ms hint. Under overload a render waits at
 /// most 1 s for a slot, then answers 429.
-#[herta::operation(effect = Idempotent, resources(RENDER = 1), admission = Wait, max_wait = "1s",
+#[herta::operation(effect = Idempotent, resources(RENDER = 1, RENDER_RATE = 1), admission = Wait, max_wait = "1s",
                    retry(on = [Transient, Throttled], max = 3, backoff(base = "10ms", cap = "1s")),
                    timeout = "10s")]
 pub async fn render(
@@ -412,7 +416,7 @@ struct AppState {
 }
 
 /// The service's router, with every operation bound to `runtime` (which
-/// must declare [`RENDER`], [`PAYMENTS`] and [`DB_WRITE`], as [`runtime()`]
+/// must declare [`RENDER`], [`RENDER_RATE`], [`PAYMENTS`] and [`DB_WRITE`], as [`runtime()`]
 /// does).
 ///
 /// # Errors

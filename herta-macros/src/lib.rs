@@ -222,9 +222,13 @@ pub fn contract(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `;` is optional), or `IDENT: "name" = capacity, queue = limit;` to let
 /// at most `limit` calls wait for it (`Resource::with_queue_limit`; a `Wait`
 /// call past it is throttled at once). The capacity and the limit are `u32`
-/// constant expressions. Compile errors: a capacity or queue of 0 (also for
-/// constant expressions), an empty name, and a name or identifier declared
-/// twice.
+/// constant expressions. A **rate budget** is `IDENT: "name" = count per
+/// "period", burst = n;` (`Resource::rate`: at most `count` units per
+/// period, `burst` at once, default the count; the period `"100ms"`, `"1s"`,
+/// `"1m"`, `"24h"`; `queue = limit` as for budgets). Compile errors: a
+/// capacity, count, burst or queue of 0 (also for constant expressions), an
+/// unparsable or zero period, a burst on a concurrency budget, an empty
+/// name, and a name or identifier declared twice.
 ///
 /// Contracts can then name a resource by its constant, `resources(WORKER =
 /// 1)`, so a typo is a rustc error and units above the capacity a compile

@@ -23,6 +23,11 @@ pub(crate) struct Entry {
     pub capacity: Expr,
     /// `, queue = 64`: the most calls that may queue for it.
     pub queue: Option<Expr>,
+    /// `= 100 per "1s"`: a rate budget's period (the capacity is then its
+    /// count per period).
+    pub period: Option<LitStr>,
+    /// `, burst = 10`: a rate budget's most units at once.
+    pub burst: Option<Expr>,
 }
 
 impl Parse for Entry {
@@ -69,36 +74,8 @@ impl Parse for Entry {
         }
         input.parse::<Token![=]>()?;
         let capacity: Expr = input.parse()?;
-        let mut queue = None;
-        if input.peek(Token![,]) {
-            input.parse::<Token![,]>()?;
-            let option: Ident = input.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    format!("expected `queue = n` after the capacity\nhelp: write `{ident}: {:?} = 4, queue = 64;`", name.value()),
-                )
-            })?;
-            if option != "queue" {
-                return Err(syn::Error::new(
-                    option.span(),
-                    format!(
-                        "unknown resource option `{option}`: the only option is `queue`, the most calls that may wait for it\n\
-                         help: write `{ident}: {:?} = 4, queue = 64;`",
-                        name.value()
-                    ),
-                ));
-            }
-            input.parse::<Token![=]>().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    format!(
-                        "`queue` needs a value\nhelp: write `{ident}: {:?} = 4, queue = 64;`",
-                        name.value()
-                    ),
-                )
-            })?;
-            queue = Some(input.parse()?);
-        }
+        let period = parse_period(input, &ident)?;
+        let (queue, burst) = parse_options(input, &ident, &name, period.is_some())?;
         Ok(Entry {
             attrs,
             vis,
@@ -106,8 +83,154 @@ impl Parse for Entry {
             name,
             capacity,
             queue,
+            period,
+            burst,
         })
     }
+}
+
+/// `, queue = n` and (`rate`: a rate budget) `, burst = n` after the
+/// capacity, in any order.
+fn parse_options(
+    input: ParseStream<'_>,
+    ident: &Ident,
+    name: &LitStr,
+    rate: bool,
+) -> syn::Result<(Option<Expr>, Option<Expr>)> {
+    let (mut queue, mut burst) = (None, None);
+    while input.peek(Token![,]) {
+        input.parse::<Token![,]>()?;
+        let example = if rate {
+            "= 100 per \"1s\", burst = 10, queue = 64"
+        } else {
+            "= 4, queue = 64"
+        };
+        let option: Ident = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected `queue = n` or `burst = n` after the capacity\nhelp: write `{ident}: {:?} {example};`", name.value()),
+            )
+        })?;
+        let slot = match option.to_string().as_str() {
+            "queue" => &mut queue,
+            "burst" if rate => &mut burst,
+            "burst" => {
+                return Err(syn::Error::new(
+                    option.span(),
+                    format!(
+                        "resource `{ident}` is a concurrency budget, which has no burst: its capacity is the most units at once\n\
+                         help: remove `burst`, or make it a rate budget: `{ident}: {:?} = 100 per \"1s\", burst = 10;`",
+                        name.value()
+                    ),
+                ))
+            }
+            _ => {
+                return Err(syn::Error::new(
+                    option.span(),
+                    format!(
+                        "unknown resource option `{option}`: the options are `queue`, the most calls that may wait for it, and a rate budget's `burst`\n\
+                         help: write `{ident}: {:?} {example};`",
+                        name.value()
+                    ),
+                ));
+            }
+        };
+        input.parse::<Token![=]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!(
+                    "`{option}` needs a value\nhelp: write `{ident}: {:?} {example};`",
+                    name.value()
+                ),
+            )
+        })?;
+        *slot = Some(input.parse()?);
+    }
+    Ok((queue, burst))
+}
+
+/// `per "1s"` after a rate budget's count, if there.
+fn parse_period(input: ParseStream<'_>, ident: &Ident) -> syn::Result<Option<LitStr>> {
+    if !input.peek(Ident) || !input.fork().parse::<Ident>().is_ok_and(|p| p == "per") {
+        return Ok(None);
+    }
+    input.parse::<Ident>()?;
+    input.parse::<LitStr>().map(Some).map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!(
+                "a rate budget's period is a string with a unit\nhelp: write `{ident}: \"...\" = 100 per \"1s\";`"
+            ),
+        )
+    })
+}
+
+/// A period's milliseconds: `"100ms"`, `"1s"`, `"1m"`, `"24h"` (no upper
+/// bound: `1000 per "24h"` is a daily quota); `None` when unparsable or 0.
+fn period_millis(period: &LitStr) -> Option<u64> {
+    let text = period.value();
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = text.split_at(digits);
+    let scale: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&ms| ms > 0)
+}
+
+/// The period parses and is not 0; the burst is a number, at least 1.
+fn rate_errors(entry: &Entry, period: &LitStr) -> Vec<syn::Error> {
+    let mut errors = Vec::new();
+    if period_millis(period).is_none() {
+        errors.push(error(
+            period.span(),
+            format_args!(
+                "resource `{}` has period {:?}, which is not a period herta can use: a whole number and a unit, not 0",
+                entry.ident,
+                period.value()
+            ),
+            "write a duration such as `\"100ms\"`, `\"1s\"`, `\"1m\"` or `\"24h\"`",
+        ));
+    }
+    if let Some(burst) = &entry.burst {
+        match int_literal(burst) {
+            Some(IntLiteral::Value(0)) => errors.push(error(
+                burst.span(),
+                format_args!(
+                    "resource `{}` has `burst = 0`, so no call could ever be granted",
+                    entry.ident
+                ),
+                "give it a burst of at least 1, or remove `burst` (it defaults to the count)",
+            )),
+            Some(IntLiteral::Negative) => errors.push(crate::diag::error_spanned(
+                burst,
+                format_args!("resource `{}` has a negative burst", entry.ident),
+                "give it a burst of at least 1",
+            )),
+            Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) => errors.push(error(
+                burst.span(),
+                format_args!("resource `{}` has a burst above `u32::MAX`", entry.ident),
+                "use a burst that fits in a `u32`",
+            )),
+            Some(IntLiteral::Value(_)) | None if quoted(burst).is_some() => errors.push(error(
+                burst.span(),
+                format_args!(
+                    "resource `{}` takes its burst as a number, not a string",
+                    entry.ident
+                ),
+                "write `burst = 10` without the quotes",
+            )),
+            Some(IntLiteral::Value(_)) | None => {}
+        }
+    }
+    errors
 }
 
 /// Parses `;`-separated entries (the last `;` optional).
@@ -136,6 +259,9 @@ pub(crate) fn validate(entries: &[Entry]) -> Vec<syn::Error> {
         errors.extend(capacity_errors(entry));
         if let Some(queue) = &entry.queue {
             errors.extend(queue_errors(entry, queue));
+        }
+        if let Some(period) = &entry.period {
+            errors.extend(rate_errors(entry, period));
         }
     }
     errors
@@ -193,6 +319,14 @@ fn capacity_errors(entry: &Entry) -> Vec<syn::Error> {
         ));
     }
     match capacity(&entry.capacity) {
+        Some(IntLiteral::Value(0)) if entry.period.is_some() => errors.push(error(
+            entry.capacity.span(),
+            format_args!(
+                "rate budget `{}` grants 0 units per period, so no call could ever be granted",
+                entry.ident
+            ),
+            "give it a count of at least 1, e.g. `= 100 per \"1s\"`",
+        )),
         Some(IntLiteral::Value(0)) => errors.push(error(
             entry.capacity.span(),
             format_args!(
@@ -307,6 +441,8 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
             name,
             capacity,
             queue,
+            period,
+            burst,
         } = entry;
         let quoted_capacity = quoted(capacity).is_some();
         let check = (self::capacity(capacity).is_none() && !quoted_capacity).then(|| {
@@ -346,9 +482,10 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
                 const _: () = if let ::core::option::Option::Some(0) = #ident.queue_limit() { ::core::panic!(#message) };
             }
         });
+        let constructor = constructor(name, &capacity, period.as_ref(), burst.as_ref());
         items.push(quote! {
             #(#attrs)*
-            #vis const #ident: ::herta::Resource = ::herta::Resource::new(#name, #capacity)#queue;
+            #vis const #ident: ::herta::Resource = #constructor #queue;
             #check
             #queue_check
         });
@@ -357,5 +494,37 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
     quote! {
         #(#items)*
         #errors
+    }
+}
+
+/// The constant's value: `Resource::new`, or a rate budget's
+/// `Resource::rate_unchecked` with its burst.
+fn constructor(
+    name: &LitStr,
+    capacity: &TokenStream,
+    period: Option<&LitStr>,
+    burst: Option<&Expr>,
+) -> TokenStream {
+    match period {
+        None => quote!(::herta::Resource::new(#name, #capacity)),
+        Some(period) => {
+            let millis = period_millis(period).unwrap_or(1);
+            let burst = burst.as_ref().map(|burst| {
+                let burst = match int_literal(burst) {
+                    _ if quoted(burst).is_some() => quote!(1),
+                    Some(IntLiteral::Value(n)) if n > u128::from(u32::MAX) || n == 0 => {
+                        quote!(1)
+                    }
+                    Some(IntLiteral::Negative) => quote!(1),
+                    _ => quote!(#burst),
+                };
+                quote!(.with_burst(#burst))
+            });
+            quote!(::herta::Resource::rate_unchecked(
+                #name,
+                #capacity,
+                ::core::time::Duration::from_millis(#millis),
+            )#burst)
+        }
     }
 }

@@ -124,14 +124,16 @@
 //! no shared reference count.
 
 mod acquire;
+mod bucket;
 mod budget;
 mod needs;
 mod permits;
+mod rate;
 mod resize;
 mod state;
 
 pub(crate) use needs::{Need, Needs};
-pub(crate) use permits::{AcquireError, Arbiter, Permit, TryAcquireError};
+pub(crate) use permits::{AcquireError, Arbiter, Kind, Permit, TryAcquireError};
 #[cfg(all(test, loom))]
 pub(crate) use state::Event;
 

@@ -350,6 +350,24 @@ pub enum ConfigError {
         /// The resource's name.
         resource: String,
     },
+    /// A rate budget of 0 units per period: no call could ever be granted.
+    #[error("rate budget `{resource}` grants 0 units per period; give it at least 1")]
+    ZeroRate {
+        /// The resource's name.
+        resource: String,
+    },
+    /// A rate budget with a zero period.
+    #[error("rate budget `{resource}` has a zero period; give it a period of at least 1 ns (`\"1s\"`, `\"24h\"`)")]
+    ZeroPeriod {
+        /// The resource's name.
+        resource: String,
+    },
+    /// `with_burst` on a concurrency budget (its capacity is its burst).
+    #[error("resource `{resource}` is a concurrency budget, which has no burst; set its capacity with `Resource::new`, or declare a rate with `Resource::rate`")]
+    BurstWithoutRate {
+        /// The resource's name.
+        resource: String,
+    },
 }
 
 /// Why `Operation::bind` refused to bind a contract to a runtime.
@@ -487,6 +505,35 @@ pub enum ResizeError {
     ZeroQueueLimit {
         /// The resource's name.
         resource: &'static str,
+    },
+    /// The setter does not fit the resource's kind: `set_capacity` of a
+    /// rate budget (use `set_rate`, whose burst is its capacity) or
+    /// `set_rate` of a concurrency budget.
+    #[error(
+        "resource `{resource}` is a {} budget; change it with `Runtime::{}`",
+        if *rate { "rate" } else { "concurrency" },
+        if *rate { "set_rate" } else { "set_capacity" }
+    )]
+    WrongKind {
+        /// The resource's name.
+        resource: &'static str,
+        /// Whether it is a rate budget.
+        rate: bool,
+    },
+    /// A rate of 0 units, a zero period or a burst of 0.
+    #[error(
+        "cannot set the rate of resource `{resource}` to {count} per {period:?} with burst {burst}; \
+         the count, the period and the burst must not be 0"
+    )]
+    ZeroRate {
+        /// The resource's name.
+        resource: &'static str,
+        /// The count asked for.
+        count: u32,
+        /// The period asked for.
+        period: std::time::Duration,
+        /// The burst asked for.
+        burst: u32,
     },
 }
 

@@ -274,6 +274,17 @@ pub(crate) fn queue_limit_changed(resource: &str, previous: Option<u32>, limit: 
     traced!(trace::queue_limit_changed(resource, previous, limit));
 }
 
+/// `Runtime::set_rate` moved `resource`'s `(count, period, burst)` from
+/// `previous` to `now`: its tracing event.
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+pub(crate) fn rate_changed(
+    resource: &str,
+    previous: (u32, std::time::Duration, u32),
+    now: (u32, std::time::Duration, u32),
+) {
+    traced!(trace::rate_changed(resource, previous, now));
+}
+
 /// A call's `herta.operation` span (feature `tracing`; else nothing).
 pub(crate) struct CallSpan {
     #[cfg(feature = "tracing")]

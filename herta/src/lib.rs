@@ -141,6 +141,8 @@ pub mod guide {
     pub mod observability {}
     #[doc = include_str!("../docs/fleet.md")]
     pub mod fleet {}
+    #[doc = include_str!("../docs/limits.md")]
+    pub mod limits {}
 }
 
 pub use context::Context;
@@ -333,4 +335,4 @@ pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{Runtime, RuntimeBuilder};
-pub use stats::{OperationStats, ResourceStats, Stats};
+pub use stats::{OperationStats, RateStats, ResourceStats, Stats};

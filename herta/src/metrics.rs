@@ -29,6 +29,7 @@
 //! | `herta_budget_in_use` | gauge | `resource` | units held now |
 //! | `herta_budget_waiting` | gauge | `resource` | calls queued for the budget now |
 //! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built, and by `Runtime::set_capacity`) |
+//! | `herta_budget_available` | gauge | `resource` | a rate budget's units in its bucket after its last grant (set at each grant; `Stats` reads the bucket now) |
 //!
 //! The gauges are updated on every change, by the budget's arbiter itself
 //! (increments and decrements, so concurrent changes never leave a stale
@@ -85,6 +86,10 @@ pub(crate) struct BudgetGauges {
     in_use: Gauge,
     waiting: Gauge,
     capacity: Gauge,
+    /// A rate budget's `herta_budget_available`: the units its bucket held
+    /// after its last grant (time refills the bucket between grants, which
+    /// no gauge sees without polling; `Stats` reads it exact).
+    available: Option<Gauge>,
 }
 
 impl BudgetGauges {
@@ -93,10 +98,24 @@ impl BudgetGauges {
         let name = resource.name();
         let capacity = gauge!("herta_budget_capacity", "resource" => name);
         capacity.set(resource.capacity());
+        let available = resource.rate_of().map(|_| {
+            let available = gauge!("herta_budget_available", "resource" => name);
+            available.set(resource.capacity());
+            available
+        });
         BudgetGauges {
             in_use: gauge!("herta_budget_in_use", "resource" => name),
             waiting: gauge!("herta_budget_waiting", "resource" => name),
             capacity,
+            available,
+        }
+    }
+
+    /// A rate budget's bucket holds `units` after a grant.
+    #[inline]
+    pub(crate) fn available(&self, units: u64) {
+        if let Some(g) = &self.available {
+            g.set(units as f64);
         }
     }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::arbiter::Arbiter;
+use crate::arbiter::{Arbiter, Kind};
 use crate::error::ConfigError;
 use crate::gate::Gate;
 use crate::keys::KeyTable;
@@ -184,6 +184,12 @@ impl Runtime {
                 waiting: b.waiting,
                 peak_in_use: b.peak_in_use,
                 queue_limit: b.queue_limit,
+                available: b.available,
+                rate: b.rate.map(|(count, period)| crate::stats::RateStats {
+                    count,
+                    period,
+                    granted: b.granted,
+                }),
             })
             .collect();
         inner.operations.stats(keys, resources)
@@ -284,6 +290,23 @@ impl RuntimeBuilder {
                     resource: r.name().to_owned(),
                 });
             }
+            if let Some((count, period)) = r.rate_of() {
+                if count == 0 {
+                    return Err(ConfigError::ZeroRate {
+                        resource: r.name().to_owned(),
+                    });
+                }
+                if period.is_zero() {
+                    return Err(ConfigError::ZeroPeriod {
+                        resource: r.name().to_owned(),
+                    });
+                }
+            }
+            if r.burst_without_rate() {
+                return Err(ConfigError::BurstWithoutRate {
+                    resource: r.name().to_owned(),
+                });
+            }
             if r.queue_limit() == Some(0) {
                 return Err(ConfigError::ZeroQueueLimit {
                     resource: r.name().to_owned(),
@@ -295,7 +318,14 @@ impl RuntimeBuilder {
                 });
             }
         }
-        let mut arbiter = Arbiter::new(self.resources.iter().map(Resource::capacity));
+        let mut arbiter = Arbiter::with_kinds(self.resources.iter().map(|r| match r.rate_of() {
+            None => Kind::Concurrency(r.capacity()),
+            Some((count, period)) => Kind::Rate {
+                count,
+                period,
+                burst: r.capacity(),
+            },
+        }));
         arbiter.limit_queues(self.resources.iter().map(Resource::queue_limit));
         #[cfg(feature = "metrics")]
         arbiter.gauges(

@@ -269,6 +269,27 @@ pub struct ResourceStats {
     /// `resources!`'s `queue = n`); `None`: unbounded. `waiting` never
     /// exceeds it.
     pub queue_limit: Option<u32>,
+    /// Units a call could be granted now: `capacity - in_use` for a
+    /// concurrency budget, the units a rate budget's bucket holds now (at
+    /// most its burst, `capacity`).
+    pub available: u32,
+    /// A rate budget's rate and the units it granted; `None` for a
+    /// concurrency budget (whose units are held, so `in_use` and
+    /// `peak_in_use` count them; a rate budget's are consumed, and those
+    /// read 0).
+    pub rate: Option<RateStats>,
+}
+
+/// A rate budget's figures ([`ResourceStats::rate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateStats {
+    /// Units granted per `period`.
+    pub count: u32,
+    /// The period.
+    pub period: std::time::Duration,
+    /// Units granted since the runtime was built (every attempt's).
+    pub granted: u64,
 }
 
 /// Shards of one operation's counters (a power of two).

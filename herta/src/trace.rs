@@ -308,6 +308,29 @@ mod emit {
             "queue limit changed"
         );
     }
+
+    /// `rate changed`, `INFO`: `Runtime::set_rate` moved a rate budget
+    /// from `previous` to `now`, each `(count, period, burst)`; periods in
+    /// milliseconds.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn rate_changed(
+        resource: &str,
+        previous: (u32, std::time::Duration, u32),
+        now: (u32, std::time::Duration, u32),
+    ) {
+        tracing::info!(
+            target: "herta",
+            resource,
+            previous_count = previous.0,
+            previous_period_ms = previous.1.as_millis() as u64,
+            previous_burst = previous.2,
+            count = now.0,
+            period_ms = now.1.as_millis() as u64,
+            burst = now.2,
+            "rate changed"
+        );
+    }
 }
 
 #[cfg(feature = "tracing")]

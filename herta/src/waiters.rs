@@ -176,6 +176,12 @@ impl<T> Cursor<'_, T> {
         self.0.protected().map(|(_, value)| value)
     }
 
+    /// A clone of the waker of the node under the cursor (`None`: past the
+    /// last), to wake it without settling it.
+    pub(crate) fn waker(&self) -> Option<Waker> {
+        self.0.protected().map(|(waker, _)| waker.clone())
+    }
+
     /// Moves to the next queued node.
     pub(crate) fn move_next(&mut self) {
         self.0.move_next();
@@ -307,6 +313,14 @@ impl WakeList {
         }
     }
 
+    /// Adds `waker`, if any.
+    pub(crate) fn extend(&mut self, waker: Option<Waker>) {
+        if let Some(waker) = waker {
+            self.push(waker);
+        }
+    }
+
+    /// Adds `waker`, to wake after the lock is released.
     pub(crate) fn push(&mut self, waker: Waker) {
         if let Err(full) = self.inline.try_push(waker) {
             self.spill.push(full.element());

@@ -9,6 +9,7 @@ use std::task::{Context, Poll};
 use super::budget::Fast;
 use super::needs::{Need, Needs};
 use super::permits::{AcquireError, Arbiter, Permit};
+use super::rate::{self, Now};
 use super::state::{State, Track, Waiter};
 use crate::waiters::{Node, Status, WakeList};
 
@@ -16,6 +17,7 @@ pin_project_lite::pin_project! {
     /// The future of [`Arbiter::acquire`]. Dropping it at any point returns
     /// whatever it was granted and lets the waiters behind it proceed.
     #[must_use = "futures do nothing unless polled"]
+    #[project = AcquireProj]
     pub(crate) struct Acquire<'a> {
         arbiter: &'a Arbiter,
         needs: &'a Needs,
@@ -23,6 +25,12 @@ pin_project_lite::pin_project! {
         // once we have seen our grant (or withdrawal).
         #[pin]
         node: Node<Waiter>,
+        // Our ticket, once queued (to know whether we are a rate budget's
+        // head).
+        ticket: u64,
+        // A rate budget's head's timer, for the instant its units exist
+        // (boxed: only a waiter on a rate budget builds one).
+        timer: Option<Pin<Box<tokio::time::Sleep>>>,
     }
 
     impl<'a> PinnedDrop for Acquire<'a> {
@@ -43,15 +51,17 @@ pin_project_lite::pin_project! {
                 match this.node.leave(&mut st.queue) {
                     Some((Status::Queued, waiter)) => {
                         debug_assert_eq!(waiter.list(), usize::from(needs.id));
-                        State::stop_waiting(&mut st.track, &arbiter.budgets, needs, st.closed);
+                        let ticket = st.ticket(waiter);
+                        State::stop_waiting(&mut st.track, &arbiter.budgets, needs, st.closed, ticket);
                         // Our departure may unblock, or mature, the waiters behind us.
-                        st.pass(&arbiter.budgets, &mut wake);
+                        st.pass(&arbiter.budgets, &mut wake, &mut arbiter.now());
                     }
                     Some((Status::Granted, waiter)) => {
-                        // Granted but never seen: hand the units on at once.
+                        // Granted but never seen: hand the units on at once
+                        // (a rate budget's are refunded).
                         let ticket = st.ticket(waiter);
                         st.give_back(&arbiter.budgets, needs, ticket);
-                        st.pass(&arbiter.budgets, &mut wake);
+                        st.pass(&arbiter.budgets, &mut wake, &mut arbiter.now());
                     }
                     Some((Status::Withdrawn, _)) | None => {}
                 }
@@ -68,6 +78,8 @@ impl Arbiter {
             arbiter: self,
             needs,
             node: Node::new(),
+            ticket: 0,
+            timer: None,
         }
     }
 }
@@ -76,8 +88,9 @@ impl<'a> Future for Acquire<'a> {
     type Output = Result<Permit<'a>, AcquireError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
+        let mut this = self.project();
         let (arbiter, needs) = (*this.arbiter, *this.needs);
+        let mut fired = None;
         if this.node.is_idle() {
             // First poll: take at once if we could be granted at the end of
             // the queue, else queue up holding nothing.
@@ -86,6 +99,7 @@ impl<'a> Future for Acquire<'a> {
                     return Poll::Ready(Ok(arbiter.permit(needs, 0)));
                 }
             }
+            let mut now = arbiter.now();
             let mut state = arbiter.lock();
             if state.closed {
                 return Poll::Ready(Err(AcquireError::Closed));
@@ -93,9 +107,12 @@ impl<'a> Future for Acquire<'a> {
             for n in needs.iter() {
                 arbiter.budgets[n.resource].freeze();
             }
-            if state.blocked_on(&arbiter.budgets, needs).is_none() {
+            if state
+                .blocked_on(&arbiter.budgets, needs, &mut now)
+                .is_none()
+            {
                 let stamp = state.tickets;
-                state.take(&arbiter.budgets, needs, stamp);
+                state.take(&arbiter.budgets, needs, stamp, &mut now);
                 state.thaw_idle(&arbiter.budgets, needs);
                 return Poll::Ready(Ok(arbiter.permit(needs, stamp)));
             }
@@ -103,21 +120,127 @@ impl<'a> Future for Acquire<'a> {
                 state.thaw_idle(&arbiter.budgets, needs);
                 return Poll::Ready(Err(AcquireError::QueueFull(full)));
             }
-            state.enqueue(&arbiter.budgets, needs, this.node, cx);
-            return Poll::Pending;
+            *this.ticket = state.enqueue(&arbiter.budgets, needs, this.node.as_mut(), cx, &mut now);
+            if !needs.has_rate() {
+                return Poll::Pending;
+            }
+            let due = rate_due(arbiter, &state, needs, *this.ticket, &mut now);
+            drop(state);
+            match due {
+                None => return Poll::Pending,
+                Some(due) => match arm(arbiter, this.timer, due, cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(at) => fired = Some(at),
+                },
+            }
+        } else if let Some(timer) = this.timer.as_mut() {
+            if timer.as_mut().poll(cx).is_ready() {
+                fired = Some(timer.deadline());
+                *this.timer = None;
+            }
         }
+        waiting(&mut this, cx, fired)
+    }
+}
+
+/// A queued `Acquire`'s poll: a pass as of `fired` (a head's timer that
+/// fired), then our node; a head re-arms its timer.
+fn waiting<'a>(
+    this: &mut AcquireProj<'_, 'a>,
+    cx: &mut Context<'_>,
+    mut fired: Option<tokio::time::Instant>,
+) -> Poll<Result<Permit<'a>, AcquireError>> {
+    let (arbiter, needs) = (*this.arbiter, *this.needs);
+    loop {
+        let mut wake = WakeList::new();
         let mut state = arbiter.lock();
         let st = &mut *state;
-        match this.node.poll(&mut st.queue, cx.waker()) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready((status, waiter)) => {
-                let ticket = st.ticket(waiter);
-                drop(state);
-                Poll::Ready(match status {
-                    Status::Granted => Ok(arbiter.permit(needs, ticket)),
-                    _ => Err(AcquireError::Closed),
-                })
+        let mut now = match fired {
+            // A head's timer fired: a pass runs as of its instant, so
+            // the timer's lag is not charged to the bucket.
+            Some(at) => {
+                let mut now = Now::at(&arbiter.epoch, rate::ns_since(arbiter.epoch, at));
+                st.pass(&arbiter.budgets, &mut wake, &mut now);
+                now
             }
+            None => arbiter.now(),
+        };
+        let ready = match this.node.as_mut().poll(&mut st.queue, cx.waker()) {
+            Poll::Ready((status, waiter)) => Some(match status {
+                Status::Granted => Ok(st.ticket(waiter)),
+                _ => Err(AcquireError::Closed),
+            }),
+            Poll::Pending => None,
+        };
+        let due = match ready {
+            None if needs.has_rate() => rate_due(arbiter, st, needs, *this.ticket, &mut now),
+            _ => None,
+        };
+        drop(state);
+        wake.wake_all();
+        if let Some(ready) = ready {
+            return Poll::Ready(ready.map(|ticket| arbiter.permit(needs, ticket)));
+        }
+        match due {
+            None => {
+                *this.timer = None;
+                return Poll::Pending;
+            }
+            Some(due) => match arm(arbiter, this.timer, due, cx) {
+                Poll::Pending => return Poll::Pending,
+                // Due already (a later instant than the last pass's):
+                // a pass as of it.
+                Poll::Ready(at) => fired = Some(at),
+            },
+        }
+    }
+}
+
+/// When the waiter with `ticket` (of `needs`) is the head of one of its
+/// rate budgets: the instant all of its rate units exist, if later than
+/// `now` (see `rate.rs`, "Waiting").
+fn rate_due(
+    arbiter: &Arbiter,
+    state: &State,
+    needs: &Needs,
+    ticket: u64,
+    now: &mut Now<'_>,
+) -> Option<u64> {
+    let rate = needs.rate();
+    if !rate.iter().any(|n| state.track[n.resource].head == ticket) {
+        return None;
+    }
+    let t = now.ns();
+    let due = rate
+        .iter()
+        .map(|n| {
+            let b = &arbiter.budgets[n.resource];
+            let r = b.rate.as_ref().expect("a rate need names a rate budget");
+            b.rate_ready_at(r, n.units, t)
+        })
+        .max()
+        .unwrap_or(t);
+    (due > t).then_some(due)
+}
+
+/// Arms (or keeps) the timer for `due` and polls it: `Ready` with its
+/// instant when that has come already.
+fn arm(
+    arbiter: &Arbiter,
+    timer: &mut Option<Pin<Box<tokio::time::Sleep>>>,
+    due: u64,
+    cx: &mut Context<'_>,
+) -> Poll<tokio::time::Instant> {
+    let at = rate::instant_at(arbiter.epoch, due);
+    let sleep = match timer {
+        Some(sleep) if sleep.deadline() == at => sleep,
+        _ => timer.insert(Box::pin(tokio::time::sleep_until(at))),
+    };
+    match sleep.as_mut().poll(cx) {
+        Poll::Pending => Poll::Pending,
+        Poll::Ready(()) => {
+            *timer = None;
+            Poll::Ready(at)
         }
     }
 }

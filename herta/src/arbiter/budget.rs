@@ -24,6 +24,16 @@ pub(super) struct Budget {
     /// `metrics`; set by `Arbiter::gauges`).
     #[cfg(feature = "metrics")]
     pub(super) gauges: Option<crate::metrics::BudgetGauges>,
+    /// A rate budget's period and count (`rate.rs`); `None` for a
+    /// concurrency budget.
+    pub(super) rate: Option<super::rate::Rate>,
+    /// The flag that sends this budget's calls through the lock: `SLOW`
+    /// for a concurrency budget, `rate::LOCKED` for a rate budget (whose
+    /// word always has `SLOW` set, so that the concurrency fast paths
+    /// never take it; see `rate.rs`).
+    pub(super) lock_bit: u64,
+    /// A rate budget's units granted so far (less refunds).
+    pub(super) granted: AtomicU64,
 }
 
 pub(super) enum Fast {
@@ -92,6 +102,17 @@ impl Budget {
         #[cfg(feature = "metrics")]
         if let Some(g) = &self.gauges {
             g.waiting(queued);
+        }
+    }
+
+    /// A rate budget's bucket holds `units` after a grant: sets the
+    /// available gauge.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    pub(super) fn gauge_available(&self, units: u64) {
+        #[cfg(feature = "metrics")]
+        if let Some(g) = &self.gauges {
+            g.available(units);
         }
     }
 
@@ -203,10 +224,10 @@ impl Budget {
     }
 
     pub(super) fn freeze(&self) {
-        self.word.fetch_or(SLOW, Ordering::AcqRel);
+        self.word.fetch_or(self.lock_bit, Ordering::AcqRel);
     }
 
     pub(super) fn thaw(&self) {
-        self.word.fetch_and(!SLOW, Ordering::AcqRel);
+        self.word.fetch_and(!self.lock_bit, Ordering::AcqRel);
     }
 }

@@ -2,6 +2,7 @@
 //! release, cancel and close among 2–3 threads on small capacities.
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
 
+use super::permits::Kind;
 use super::*;
 use loom::future::block_on;
 use loom::thread;
@@ -381,5 +382,56 @@ fn a_growth_grants_a_queued_waiter_at_once_racing_a_cancel() {
         resizer.join().unwrap();
         canceller.join().unwrap();
         assert_exact(&arb, 2, 2);
+    });
+}
+
+/// A rate budget's lock-free grant (with a concurrency budget in the same
+/// grant) racing a release of that budget and a waiter that gives up: the
+/// rate units granted never pass the burst, a waiter's refund is exact, and
+/// nothing is left held or queued. The rate is so slow that no unit accrues
+/// while the model runs, so every interleaving sees the same bucket; the
+/// burst covers the three grants, so no waiter arms a timer (loom has no
+/// tokio timer; the timer is covered by the paused-clock suite).
+#[test]
+fn a_rate_grant_racing_a_release_and_a_cancel_keeps_the_bucket_exact() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let arb = Arc::new(Arbiter::with_kinds([
+            Kind::Concurrency(1),
+            Kind::Rate {
+                count: 1,
+                period: std::time::Duration::from_secs(3_600_000),
+                burst: 3,
+            },
+        ]));
+        let both = arb.needs_of(&[(0, 1), (1, 1)]);
+        let rate = arb.needs_of(&[(1, 1)]);
+        let held = arb.try_acquire(&both).unwrap();
+        let a = Arc::clone(&arb);
+        let both2 = both.clone();
+        // A waiter for the slot (and a unit) that gives up after one poll,
+        // racing the release of the slot.
+        let canceller = thread::spawn(move || {
+            let mut fut = Box::pin(a.acquire(&both2));
+            let polled = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+            let got = matches!(polled, std::task::Poll::Ready(Ok(_)));
+            drop(polled);
+            drop(fut);
+            got
+        });
+        let b = Arc::clone(&arb);
+        let taker = thread::spawn(move || b.try_acquire(&rate).is_ok());
+        drop(held);
+        let got = canceller.join().unwrap();
+        let took = taker.join().unwrap();
+        let granted = arb.budgets[1].granted.load(crate::loom::Ordering::Relaxed);
+        // The first grant, the waiter's if it saw one, the taker's if it got
+        // one: never more than the burst; a waiter that gave up before it
+        // saw its grant had its unit refunded.
+        assert_eq!(granted, 1 + u64::from(got) + u64::from(took));
+        assert!(granted <= 3);
+        assert_eq!(arb.snapshot()[1].available, 3 - granted as u32);
+        assert_quiescent(&arb);
     });
 }

@@ -11,15 +11,34 @@ pub(crate) struct Need {
     pub(crate) units: u32,
 }
 
-/// A contract's needs as its arbiter knows them: the list (sorted by budget
-/// index, each budget once) and its index in the arbiter's table of need
-/// lists (`Arbiter::needs`), so that a queued waiter names its needs in 2
-/// bytes instead of holding a counted reference to them (see
-/// `state::Waiter`).
+/// A contract's needs as its arbiter knows them: the list (concurrency
+/// budgets first, then rate budgets, each part sorted by budget index, each
+/// budget once) and its index in the arbiter's table of need lists
+/// (`Arbiter::needs`), so that a queued waiter names its needs in 2 bytes
+/// instead of holding a counted reference to them (see `state::Waiter`).
 #[derive(Debug, Clone)]
 pub(crate) struct Needs {
     pub(super) list: Arc<[Need]>,
+    /// The concurrency part of `list`: what a permit holds and gives back
+    /// (a rate budget's units are consumed, never given back). Its own
+    /// allocation, so that a permit's slice costs what it did before rate
+    /// budgets existed.
+    pub(super) held: Arc<[Need]>,
     pub(super) id: u16,
+}
+
+impl Needs {
+    /// Whether the list names a rate budget.
+    #[inline]
+    pub(crate) fn has_rate(&self) -> bool {
+        self.held.len() < self.list.len()
+    }
+
+    /// The rate part of the list.
+    #[inline]
+    pub(super) fn rate(&self) -> &[Need] {
+        &self.list[self.held.len()..]
+    }
 }
 
 impl std::ops::Deref for Needs {

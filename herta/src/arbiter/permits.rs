@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use super::budget::{self, Budget, Fast, FastAll, UNIT};
+use super::budget::{self, Budget, Fast, FastAll, SLOW, UNIT};
 use super::needs::{Largest, Need, Needs};
+use super::rate::{Now, Rate, LOCKED};
 #[cfg(all(test, loom))]
 use super::state::Event;
 use super::state::{State, Track};
@@ -40,24 +41,68 @@ pub(crate) struct BudgetSnapshot {
     pub(crate) waiting: u32,
     pub(crate) peak_in_use: u32,
     pub(crate) queue_limit: Option<u32>,
+    /// Units a call could be granted now.
+    pub(crate) available: u32,
+    /// A rate budget's units per period and period.
+    pub(crate) rate: Option<(u32, std::time::Duration)>,
+    /// A rate budget's units granted so far.
+    pub(crate) granted: u64,
 }
 
 pub(crate) struct Arbiter {
     pub(super) budgets: Box<[Budget]>,
     pub(super) state: Mutex<State>,
+    /// Where rate budgets count time from (tokio's clock, at creation).
+    pub(super) epoch: tokio::time::Instant,
+}
+
+/// What kind of budget, for [`Arbiter::with_kinds`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A concurrency budget of this many units, given back on release.
+    Concurrency(u32),
+    /// A rate budget: `count` units per `period`, at most `burst` at once,
+    /// consumed (see `rate.rs`).
+    Rate {
+        count: u32,
+        period: std::time::Duration,
+        burst: u32,
+    },
 }
 
 impl Arbiter {
     /// An arbiter over budgets with these capacities (index = resource).
+    #[cfg(test)]
     pub(crate) fn new(capacities: impl IntoIterator<Item = u32>) -> Self {
-        let budgets: Box<[Budget]> = capacities
+        Self::with_kinds(capacities.into_iter().map(Kind::Concurrency))
+    }
+
+    /// An arbiter over budgets of these kinds (index = resource); rate
+    /// budgets start full.
+    pub(crate) fn with_kinds(kinds: impl IntoIterator<Item = Kind>) -> Self {
+        let budgets: Box<[Budget]> = kinds
             .into_iter()
-            .map(|capacity| Budget {
-                word: AtomicU64::new(u64::from(capacity) * UNIT),
-                peak_in_use: AtomicU32::new(0),
-                capacity: AtomicU32::new(capacity),
-                #[cfg(feature = "metrics")]
-                gauges: None,
+            .map(|kind| {
+                let (capacity, word, rate, lock_bit) = match kind {
+                    Kind::Concurrency(capacity) => {
+                        (capacity, u64::from(capacity) * UNIT, None, SLOW)
+                    }
+                    Kind::Rate {
+                        count,
+                        period,
+                        burst,
+                    } => (burst, SLOW, Some(Rate::new(count, period)), LOCKED),
+                };
+                Budget {
+                    word: AtomicU64::new(word),
+                    peak_in_use: AtomicU32::new(0),
+                    capacity: AtomicU32::new(capacity),
+                    #[cfg(feature = "metrics")]
+                    gauges: None,
+                    rate,
+                    lock_bit,
+                    granted: AtomicU64::new(0),
+                }
             })
             .collect();
         let track = budgets
@@ -72,6 +117,9 @@ impl Arbiter {
                 queue_limit: u32::MAX,
                 debt: 0,
                 largest: Largest::NONE,
+                head: 0,
+                head_found: false,
+                queued_units: 0,
             })
             .collect();
         Arbiter {
@@ -85,6 +133,7 @@ impl Arbiter {
                 #[cfg(test)]
                 log: Vec::new(),
             }),
+            epoch: tokio::time::Instant::now(),
         }
     }
 
@@ -115,7 +164,7 @@ impl Arbiter {
     /// only; binding goes through [`bind`](Self::bind)).
     #[cfg(test)]
     pub(crate) fn needs(&self, list: Vec<Need>) -> Needs {
-        Self::intern(&mut self.lock(), sorted(list))
+        Self::intern(&mut self.lock(), &self.budgets, sorted(&self.budgets, list))
     }
 
     /// The arbiter's handle on `list` (sorted by budget index, each budget
@@ -129,7 +178,7 @@ impl Arbiter {
     /// When a 65 537th distinct need list is bound to one arbiter (each
     /// operation declares one, so a program would need that many distinct
     /// resource sets).
-    pub(super) fn intern(state: &mut State, list: Vec<Need>) -> Needs {
+    pub(super) fn intern(state: &mut State, budgets: &[Budget], list: Vec<Need>) -> Needs {
         let lists = &mut state.lists;
         let at = lists
             .iter()
@@ -143,6 +192,11 @@ impl Arbiter {
         }
         Needs {
             list: Arc::clone(&lists[at]),
+            held: lists[at]
+                .iter()
+                .filter(|n| budgets[n.resource].rate.is_none())
+                .copied()
+                .collect(),
             id,
         }
     }
@@ -161,10 +215,11 @@ impl Arbiter {
         lock(&self.state)
     }
 
-    pub(super) fn permit<'a>(&'a self, needs: &'a [Need], stamp: u64) -> Permit<'a> {
+    /// The permit of a grant of `needs`: it holds their concurrency part.
+    pub(super) fn permit<'a>(&'a self, needs: &'a Needs, stamp: u64) -> Permit<'a> {
         Permit {
             arbiter: self,
-            needs,
+            needs: &needs.held,
             stamp,
         }
     }
@@ -196,7 +251,7 @@ impl Arbiter {
     /// written with 8-byte stores and read back with 16-byte loads, a load
     /// that waits for the stores, on every uncontended call.
     #[inline(never)]
-    fn try_acquire_several(&self, needs: &[Need]) -> Result<u64, TryAcquireError> {
+    fn try_acquire_several(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
         match budget::try_take_all_fast(&self.budgets, needs) {
             FastAll::Taken => return Ok(0),
             FastAll::Short(busy) => return Err(TryAcquireError::Busy(busy)),
@@ -206,10 +261,28 @@ impl Arbiter {
         self.try_acquire_locked(needs)
     }
 
-    /// `try_acquire` under the lock; the grant's stamp.
+    /// `try_acquire` under the lock (a list naming a rate budget first
+    /// tries [`try_acquire_rate`](Self::try_acquire_rate), lock-free: a
+    /// rate budget's word always looks `SLOW` to the concurrency fast
+    /// paths); the grant's stamp.
     #[cold]
     #[inline(never)]
-    fn try_acquire_locked(&self, needs: &[Need]) -> Result<u64, TryAcquireError> {
+    fn try_acquire_locked(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
+        if needs.has_rate() {
+            if needs.list.len() == 1 {
+                return self.try_acquire_one_rate(needs);
+            }
+            return self.try_acquire_rate(needs);
+        }
+        self.try_acquire_locked_at(needs, self.now())
+    }
+
+    /// `try_acquire` under the lock, rate budgets taken at `now`.
+    pub(super) fn try_acquire_locked_at(
+        &self,
+        needs: &[Need],
+        mut now: Now<'_>,
+    ) -> Result<u64, TryAcquireError> {
         let mut state = self.lock();
         if state.closed {
             return Err(TryAcquireError::Closed);
@@ -217,11 +290,11 @@ impl Arbiter {
         for n in needs.iter() {
             self.budgets[n.resource].freeze();
         }
-        let result = match state.blocked_on(&self.budgets, needs) {
+        let result = match state.blocked_on(&self.budgets, needs, &mut now) {
             Some(busy) => Err(TryAcquireError::Busy(busy)),
             None => {
                 let stamp = state.tickets;
-                state.take(&self.budgets, needs, stamp);
+                state.take(&self.budgets, needs, stamp, &mut now);
                 Ok(stamp)
             }
         };
@@ -230,7 +303,7 @@ impl Arbiter {
     }
 
     #[inline]
-    fn release(&self, needs: &[Need], stamp: u64) {
+    pub(super) fn release(&self, needs: &[Need], stamp: u64) {
         // Lock-free while no waiter needs the budget; from the first budget
         // that is `SLOW` on, under the lock.
         let mut rest = needs;
@@ -250,7 +323,7 @@ impl Arbiter {
         {
             let mut state = self.lock();
             if state.give_back(&self.budgets, needs, stamp) {
-                state.pass(&self.budgets, &mut wake);
+                state.pass(&self.budgets, &mut wake, &mut self.now());
             }
         }
         wake.wake_all();
@@ -274,7 +347,7 @@ impl Arbiter {
                 ..
             } = &mut *state;
             queue.withdraw_all(&mut wake, |w| {
-                State::stop_waiting(track, &self.budgets, &lists[w.list()], true);
+                State::stop_waiting(track, &self.budgets, &lists[w.list()], true, 0);
             });
         }
         wake.wake_all();
@@ -283,10 +356,14 @@ impl Arbiter {
     /// Every budget's figures, by index.
     pub(crate) fn snapshot(&self) -> Vec<BudgetSnapshot> {
         let state = self.lock();
+        let mut now = self.now();
         self.budgets
             .iter()
             .zip(&state.track)
             .map(|(b, t)| BudgetSnapshot {
+                available: b.room(&mut now),
+                rate: b.rate.as_ref().map(Rate::of),
+                granted: b.granted.load(Ordering::Relaxed),
                 capacity: b.capacity(),
                 in_use: t.in_use(b),
                 waiting: t.waiting,
@@ -303,11 +380,12 @@ impl Arbiter {
     }
 }
 
-/// `list` sorted by budget index, the order every take follows.
-pub(super) fn sorted(mut list: Vec<Need>) -> Vec<Need> {
-    list.sort_by_key(|n| n.resource);
+/// `list` in the order every take follows: concurrency budgets by index,
+/// then rate budgets by index (see [`Needs`]).
+pub(super) fn sorted(budgets: &[Budget], mut list: Vec<Need>) -> Vec<Need> {
+    list.sort_by_key(|n| (budgets[n.resource].rate.is_some(), n.resource));
     debug_assert!(
-        list.windows(2).all(|w| w[0].resource < w[1].resource),
+        list.windows(2).all(|w| w[0].resource != w[1].resource),
         "each budget once"
     );
     list

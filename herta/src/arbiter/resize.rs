@@ -108,7 +108,7 @@ impl Arbiter {
         operation: &'static str,
         list: Vec<Need>,
     ) -> Result<Needs, AboveCapacity> {
-        let list = sorted(list);
+        let list = sorted(&self.budgets, list);
         let mut state = self.lock();
         let above = list.iter().find_map(|n| {
             let capacity = self.budgets[n.resource].capacity();
@@ -121,7 +121,7 @@ impl Arbiter {
         if let Some(above) = above {
             return Err(above);
         }
-        let needs = Self::intern(&mut state, list);
+        let needs = Self::intern(&mut state, &self.budgets, list);
         for n in needs.iter() {
             let largest = &mut state.track[n.resource].largest;
             if n.units > largest.units {
@@ -166,7 +166,7 @@ impl Arbiter {
             b.capacity.store(capacity, Ordering::Relaxed);
             b.gauge_capacity(capacity);
             if t.waiting > 0 {
-                st.pass(&self.budgets, &mut wake);
+                st.pass(&self.budgets, &mut wake, &mut self.now());
             } else if t.debt == 0 && !st.closed {
                 b.thaw();
             }
@@ -186,5 +186,74 @@ impl Arbiter {
         let before = t.queue_limit;
         t.queue_limit = limit.unwrap_or(u32::MAX);
         (before != u32::MAX).then_some(before)
+    }
+}
+
+/// A rate budget's settings at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RateSettings {
+    /// Units per period.
+    pub(crate) count: u32,
+    /// The period.
+    pub(crate) period: std::time::Duration,
+    /// The most units at once.
+    pub(crate) burst: u32,
+}
+
+impl Arbiter {
+    /// Sets the rate and burst of the rate budget at `resource` (count and
+    /// burst at least 1, period not zero, checked by the caller), without
+    /// waiting; the settings before. The units the bucket holds now are
+    /// kept (at most the new burst); they accrue at the new rate from now
+    /// on. Waiters are looked at again at once (a faster rate or a larger
+    /// burst may grant some, and their heads re-arm their timers).
+    ///
+    /// # Errors
+    ///
+    /// [`BelowNeed`] when a bound operation needs more units per call than
+    /// `burst`; nothing changed then.
+    ///
+    /// # Panics
+    ///
+    /// If the budget at `resource` is not a rate budget.
+    pub(crate) fn set_rate(
+        &self,
+        resource: usize,
+        count: u32,
+        period: std::time::Duration,
+        burst: u32,
+    ) -> Result<RateSettings, BelowNeed> {
+        let mut wake = WakeList::new();
+        let before = {
+            let mut state = self.lock();
+            let st = &mut *state;
+            let (t, b) = (&mut st.track[resource], &self.budgets[resource]);
+            let rate = b.rate.as_ref().expect("set_rate of a rate budget");
+            if burst < t.largest.units {
+                return Err(BelowNeed {
+                    operation: t.largest.operation,
+                    units: t.largest.units,
+                });
+            }
+            let (old_count, old_period) = rate.of();
+            let before = RateSettings {
+                count: old_count,
+                period: old_period,
+                burst: b.capacity(),
+            };
+            b.freeze();
+            let mut now = self.now();
+            b.set_rate(rate, count, period, burst, now.ns());
+            // Every head re-arms for the new rate.
+            t.head = 0;
+            if t.waiting > 0 {
+                st.pass(&self.budgets, &mut wake, &mut now);
+            } else if !st.closed {
+                b.thaw();
+            }
+            before
+        };
+        wake.wake_all();
+        Ok(before)
     }
 }

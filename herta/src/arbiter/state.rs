@@ -7,6 +7,7 @@ use std::task::Context;
 
 use super::budget::Budget;
 use super::needs::{Largest, Need, Needs};
+use super::rate::Now;
 use crate::waiters::{List, Node, Status, WakeList};
 
 /// A budget's bookkeeping under the lock.
@@ -35,6 +36,15 @@ pub(super) struct Track {
     /// The most units of this budget a bound operation needs, and which
     /// one: the capacity never shrinks below it.
     pub(super) largest: Largest,
+    /// A rate budget's head: the ticket of the first queued waiter short of
+    /// its units as of the last pass, which keeps a timer for the instant
+    /// they exist (`rate.rs`); 0 when none.
+    pub(super) head: u64,
+    /// Scratch of a pass: this pass found the head.
+    pub(super) head_found: bool,
+    /// Units the queued waiters need of this budget (a rate budget's
+    /// refusal tells how long until the queue's and the call's units exist).
+    pub(super) queued_units: u64,
 }
 
 impl Track {
@@ -78,7 +88,11 @@ impl Track {
 
     /// Units held now, `capacity - free + debt` (see `resize.rs`), of
     /// `budget`, this track's.
+    /// A rate budget holds none (its units are consumed).
     pub(super) fn in_use(&self, budget: &Budget) -> u32 {
+        if budget.rate.is_some() {
+            return 0;
+        }
         budget.capacity() - budget.free() + self.debt
     }
 
@@ -170,18 +184,33 @@ impl State {
 
     /// The first budget among `needs` that a newcomer cannot take now:
     /// short of units, or blocked by a waiter.
-    pub(super) fn blocked_on(&self, budgets: &[Budget], needs: &[Need]) -> Option<usize> {
+    pub(super) fn blocked_on(
+        &self,
+        budgets: &[Budget],
+        needs: &[Need],
+        now: &mut Now<'_>,
+    ) -> Option<usize> {
         needs
             .iter()
-            .find(|n| self.track[n.resource].blocked || budgets[n.resource].free() < n.units)
+            .find(|n| self.track[n.resource].blocked || budgets[n.resource].room(now) < n.units)
             .map(|n| n.resource)
     }
 
-    /// Takes `needs` (all free, `SLOW` set) under `stamp`.
-    pub(super) fn take(&mut self, budgets: &[Budget], needs: &[Need], stamp: u64) {
+    /// Takes `needs` (all free, `SLOW` set) under `stamp`, rate budgets' at
+    /// `now`.
+    pub(super) fn take(
+        &mut self,
+        budgets: &[Budget],
+        needs: &[Need],
+        stamp: u64,
+        now: &mut Now<'_>,
+    ) {
         for n in needs {
-            budgets[n.resource].take_locked(n.units);
-            self.track[n.resource].held(stamp, n.units);
+            let b = &budgets[n.resource];
+            b.take_at(n.units, now);
+            if b.rate.is_none() {
+                self.track[n.resource].held(stamp, n.units);
+            }
         }
         #[cfg(test)]
         self.log.push(Event::Granted {
@@ -196,6 +225,12 @@ impl State {
         for n in needs {
             let t = &mut self.track[n.resource];
             let b = &budgets[n.resource];
+            if b.rate.is_some() {
+                // A grant never used: its units are refunded.
+                b.refund_rate(n.units);
+                waiters |= t.waiting > 0;
+                continue;
+            }
             let (credit, settled) = t.repay(n.units);
             b.give_locked(n.units, credit);
             if settled && t.waiting == 0 && !self.closed {
@@ -232,7 +267,8 @@ impl State {
         needs: &Needs,
         node: Pin<&mut Node<Waiter>>,
         cx: &Context<'_>,
-    ) {
+        now: &mut Now<'_>,
+    ) -> u64 {
         // First, so that a panicking clone leaves no count behind.
         let waker = cx.waker().clone();
         self.tickets += 1;
@@ -240,6 +276,7 @@ impl State {
         for n in needs.iter() {
             let (t, b) = (&mut self.track[n.resource], &budgets[n.resource]);
             t.waiting += 1;
+            t.queued_units += u64::from(n.units);
             b.gauge_waiting(true);
             if t.waiting == 1 {
                 t.session = ticket;
@@ -248,8 +285,11 @@ impl State {
             }
             // A new waiter is never mature (it would have been granted):
             // it blocks the budgets it is short of.
-            if b.free() < n.units {
+            if b.room(now) < n.units {
                 t.blocked = true;
+                if b.rate.is_some() && t.head == 0 {
+                    t.head = ticket;
+                }
             }
         }
         debug_assert!(
@@ -258,6 +298,7 @@ impl State {
         );
         let waiter = Waiter::new(ticket, needs.id);
         self.queue.push_back(node, waiter, waker);
+        ticket
     }
 
     /// A waiter of `needs` left the queue (granted, cancelled, withdrawn).
@@ -266,10 +307,15 @@ impl State {
         budgets: &[Budget],
         needs: &[Need],
         closed: bool,
+        ticket: u64,
     ) {
         for n in needs {
             let t = &mut track[n.resource];
             t.waiting -= 1;
+            t.queued_units -= u64::from(n.units);
+            if t.head == ticket {
+                t.head = 0;
+            }
             budgets[n.resource].gauge_waiting(false);
             if t.waiting == 0 {
                 t.session = 0;
@@ -285,7 +331,12 @@ impl State {
 
     /// Grants, in arrival order, every queued waiter that can be granted, and
     /// recomputes the `blocked` flags (see the module docs).
-    pub(super) fn pass(&mut self, budgets: &[Budget], wake: &mut WakeList) {
+    ///
+    /// Rate budgets are looked at as of `now`. Per rate budget with
+    /// waiters, the first waiter short of its units becomes its head (woken
+    /// if it was not, so that it arms its timer); the scan goes on until
+    /// every such head is found.
+    pub(super) fn pass(&mut self, budgets: &[Budget], wake: &mut WakeList, now: &mut Now<'_>) {
         let State {
             track,
             queue,
@@ -296,36 +347,53 @@ impl State {
             log,
         } = self;
         let mut open = 0usize;
+        // Rate budgets with waiters whose head this pass has not found.
+        let mut headless = 0usize;
         for (t, b) in track.iter_mut().zip(budgets.iter()) {
             t.blocked = false;
             t.claimed = false;
-            open += usize::from(t.waiting > 0 && b.free() > 0);
+            t.head_found = false;
+            open += usize::from(t.waiting > 0 && b.room(now) > 0);
+            headless += usize::from(t.waiting > 0 && b.rate.is_some());
         }
         let mut cursor = queue.front();
         while let Some(&w) = cursor.value() {
-            if open == 0 {
+            if open == 0 && headless == 0 {
                 break;
             }
             let (needs, ticket) = (&lists[w.list()], ticket_of(w, *tickets));
             let grantable = needs
                 .iter()
-                .all(|n| !track[n.resource].blocked && budgets[n.resource].free() >= n.units);
+                .all(|n| !track[n.resource].blocked && budgets[n.resource].room(now) >= n.units);
             if grantable {
                 for n in needs.iter() {
                     let b = &budgets[n.resource];
-                    b.take_locked(n.units);
-                    track[n.resource].held(ticket, n.units);
+                    b.take_at(n.units, now);
+                    let t = &mut track[n.resource];
+                    if b.rate.is_none() {
+                        t.held(ticket, n.units);
+                    }
                     // It was open (waited for, free, unblocked); is it still?
-                    open -= usize::from(b.free() == 0 || track[n.resource].waiting == 1);
+                    open -= usize::from(b.room(now) == 0 || t.waiting == 1);
+                    if b.rate.is_some() && t.waiting == 1 && !t.head_found {
+                        // Its last waiter: no head to find.
+                        headless -= 1;
+                    }
                 }
                 #[cfg(test)]
                 log.push(Event::Granted {
                     stamp: ticket,
                     resources: needs.iter().map(|n| n.resource).collect(),
                 });
-                State::stop_waiting(track, budgets, needs, *closed);
+                State::stop_waiting(track, budgets, needs, *closed, ticket);
                 wake.push(cursor.settle(Status::Granted));
                 continue;
+            }
+            let (found, new) = find_heads(track, budgets, needs, ticket, now);
+            headless -= found;
+            if new {
+                // A new head: woken, to arm its timer.
+                wake.extend(cursor.waker());
             }
             let mature = needs.iter().all(|n| {
                 let t = &track[n.resource];
@@ -333,7 +401,7 @@ impl State {
             });
             for n in needs.iter() {
                 let t = &mut track[n.resource];
-                let free = budgets[n.resource].free();
+                let free = budgets[n.resource].room(now);
                 if !t.blocked && (mature || free < n.units) {
                     t.blocked = true;
                     open -= usize::from(free > 0);
@@ -342,7 +410,40 @@ impl State {
             }
             cursor.move_next();
         }
+        if headless > 0 {
+            // Rate budgets none of whose waiters is short of units: no
+            // timer is needed until a pass finds one.
+            for (t, b) in track.iter_mut().zip(budgets.iter()) {
+                if b.rate.is_some() && t.waiting > 0 && !t.head_found {
+                    t.head = 0;
+                }
+            }
+        }
     }
+}
+
+/// The rate budgets of `needs` whose head the pass has not found yet and
+/// of which the waiter with `ticket`, not granted, is short: it is their
+/// head. How many, and whether it was not their head before.
+fn find_heads(
+    track: &mut [Track],
+    budgets: &[Budget],
+    needs: &[Need],
+    ticket: u64,
+    now: &mut Now<'_>,
+) -> (usize, bool) {
+    let (mut found, mut new) = (0, false);
+    for n in needs {
+        let (t, b) = (&mut track[n.resource], &budgets[n.resource]);
+        if b.rate.is_none() || t.head_found || b.room(now) >= n.units {
+            continue;
+        }
+        t.head_found = true;
+        found += 1;
+        new |= t.head != ticket;
+        t.head = ticket;
+    }
+    (found, new)
 }
 
 /// The full ticket of `w` when `tickets` have been handed out: the most

@@ -72,6 +72,17 @@ pub(crate) fn between<'a: 'w, 'w>(
 ) -> Between<'a, 'w> {
     let (step, withdrawal) = match next {
         Next::Stop => (Step::Stopped(Some(Interrupted::Last)), None),
+        Next::Yield(token) if needs.has_rate() => {
+            // Every attempt takes its rate units (the dependency sees every
+            // attempt): the budgets are given back and taken again, as after
+            // a backoff sleep, after one pass through the scheduler.
+            *budgets = None;
+            let again = Box::pin(async move {
+                tokio::task::yield_now().await;
+                reacquire(rt, needs, contract.admission(), events, limits).await
+            });
+            (Step::Sleep(again), token)
+        }
         Next::Yield(token) => (
             Step::Reschedule {
                 woken: false,

@@ -59,26 +59,50 @@ pub(crate) fn contended<'a, 'e, 'l>(
             TryAcquireError::Busy(index) => index,
         };
         if admission == Admission::Reject {
-            return Err(Refusal::throttled(Busy::Resource {
-                resource: rt.resources[index].name(),
-            }));
+            return Err(refused(rt, needs, index));
         }
         let until = limits.wait_until();
+        if let (Some(until), true) = (until, needs.has_rate()) {
+            // Units that cannot exist before the wait's limit: fail now,
+            // not after sleeping.
+            if let Some((ready, short)) = rt.arbiter.rate_ready(needs) {
+                if ready > until {
+                    let mut refusal = limits.expired(|| Busy::Resource {
+                        resource: rt.resources[short].name(),
+                    });
+                    if let Refusal::Throttled { retry_after, .. } = &mut refusal {
+                        *retry_after =
+                            Some(ready.saturating_duration_since(tokio::time::Instant::now()));
+                    }
+                    return Err(refusal);
+                }
+            }
+        }
         match events::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
             (Some(Ok(permit)), waited) => {
                 events.emit(Event::Waited(Queue::Budgets, waited));
                 Ok(permit)
             }
             (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
-            (Some(Err(AcquireError::QueueFull(full))), _) => {
-                Err(Refusal::throttled(Busy::Resource {
-                    resource: rt.resources[full].name(),
-                }))
-            }
+            (Some(Err(AcquireError::QueueFull(full))), _) => Err(refused(rt, needs, full)),
             (None, _) => Err(limits.expired(|| Busy::Resource {
                 resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
             })),
         }
+    }
+}
+
+/// The budget at `index` refused the call (`Reject` found it busy, or its
+/// queue was full): throttled, naming it, with the time until the call's
+/// rate units exist after those of the calls queued for them, when it
+/// needs any.
+#[cold]
+fn refused(rt: &Inner, needs: &Needs, index: usize) -> Refusal {
+    Refusal::Throttled {
+        busy: Busy::Resource {
+            resource: rt.resources[index].name(),
+        },
+        retry_after: rt.arbiter.rate_retry_after(needs),
     }
 }
 
@@ -88,6 +112,6 @@ fn still_short(rt: &Inner, needs: &[Need]) -> Option<usize> {
     let budgets = rt.arbiter.snapshot();
     needs
         .iter()
-        .find(|n| budgets[n.resource].capacity - budgets[n.resource].in_use < n.units)
+        .find(|n| budgets[n.resource].available < n.units)
         .map(|n| n.resource)
 }

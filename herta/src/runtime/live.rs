@@ -65,6 +65,12 @@ impl Runtime {
         if capacity == 0 {
             return Err(ResizeError::ZeroCapacity { resource });
         }
+        if self.inner.arbiter.is_rate(index) {
+            return Err(ResizeError::WrongKind {
+                resource,
+                rate: true,
+            });
+        }
         let resized = self
             .inner
             .arbiter
@@ -111,6 +117,92 @@ impl Runtime {
         }
         let previous = self.inner.arbiter.set_queue_limit(index, limit);
         events::queue_limit_changed(resource, previous, limit);
+        Ok(())
+    }
+
+    /// Sets the rate of rate budget `name` to `count` units per `period`,
+    /// at most `burst` at once, now, while calls run. Synchronous, like
+    /// [`set_capacity`](Runtime::set_capacity): it never waits and evicts
+    /// no queued call.
+    ///
+    /// The units the bucket holds at the change are kept (at most the new
+    /// `burst`); from then on they accrue at the new rate, so the bound
+    /// "at most `burst + count × T / period` in any interval `T`" holds on
+    /// each side of the change. Queued calls are looked at again at once: a
+    /// faster rate grants them sooner, in queue order. [`Runtime::stats`]
+    /// (`capacity` is the burst, `rate`), the `herta_budget_capacity` gauge
+    /// and a `rate changed` tracing event (`INFO`, target `herta`) follow at
+    /// once.
+    ///
+    /// # Errors
+    ///
+    /// Nothing changes when it fails:
+    /// - [`ResizeError::UnknownResource`] when the runtime declares no
+    ///   resource `name`;
+    /// - [`ResizeError::WrongKind`] when `name` is a concurrency budget;
+    /// - [`ResizeError::ZeroRate`] for a `count`, `period` or `burst` of 0;
+    /// - [`ResizeError::BelowNeed`] when a bound operation needs more than
+    ///   `burst` units of it per call.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use herta::{Failure, ResizeError, Resource, Runtime};
+    ///
+    /// #[herta::operation(effect = Idempotent, resources("api" = 2))]
+    /// async fn fetch(id: u32) -> Result<u32, Failure<std::io::Error>> {
+    ///     Ok(id)
+    /// }
+    ///
+    /// let api = Resource::rate("api", 100, Duration::from_secs(1))?;
+    /// let rt = Runtime::builder().resource(api).build()?;
+    /// let _fetch = Fetch::bind(&rt)?;
+    /// rt.set_rate("api", 20, Duration::from_secs(1), 5)?; // the upstream asks us to slow down
+    /// let stats = rt.stats();
+    /// let api = stats.resource("api").unwrap();
+    /// assert_eq!((api.capacity, api.rate.unwrap().count), (5, 20));
+    /// assert!(matches!(
+    ///     rt.set_rate("api", 20, Duration::from_secs(1), 1),
+    ///     Err(ResizeError::BelowNeed { operation: "fetch", units: 2, .. })
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_rate(
+        &self,
+        name: &str,
+        count: u32,
+        period: std::time::Duration,
+        burst: u32,
+    ) -> Result<(), ResizeError> {
+        let (index, resource) = self.declared(name)?;
+        if !self.inner.arbiter.is_rate(index) {
+            return Err(ResizeError::WrongKind {
+                resource,
+                rate: false,
+            });
+        }
+        if count == 0 || period.is_zero() || burst == 0 {
+            return Err(ResizeError::ZeroRate {
+                resource,
+                count,
+                period,
+                burst,
+            });
+        }
+        let before = self
+            .inner
+            .arbiter
+            .set_rate(index, count, period, burst)
+            .map_err(|below| ResizeError::BelowNeed {
+                resource,
+                capacity: burst,
+                operation: below.operation,
+                units: below.units,
+            })?;
+        events::rate_changed(
+            resource,
+            (before.count, before.period, before.burst),
+            (count, period, burst),
+        );
         Ok(())
     }
 

@@ -31,6 +31,7 @@ mod nested;
 mod no_runtime;
 mod queue_limit;
 mod queue_scaling;
+mod rate;
 mod retry;
 mod schedules;
 mod service;

@@ -377,3 +377,31 @@ async fn the_capacity_gauge_follows_a_resize() {
     );
     assert_eq!(seen.value("herta_budget_in_use", &["resource=slots"]), 0.0);
 }
+
+#[herta::operation(effect = Idempotent, resources("api" = 1))]
+async fn ping() -> Result<(), Failure<String>> {
+    Ok(())
+}
+
+/// A rate budget's `herta_budget_available` is its bucket after its last
+/// grant; the capacity gauge is its burst.
+#[tokio::test(start_paused = true)]
+async fn a_rate_budget_exports_the_units_left_after_each_grant() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let (rt, ping) = metrics::with_local_recorder(&recorder, || {
+        let api = Resource::rate("api", 10, Duration::from_secs(1))
+            .unwrap()
+            .with_burst(3);
+        let rt = Runtime::builder().resource(api).build().unwrap();
+        let ping = Ping::bind(&rt).unwrap();
+        (rt, ping)
+    });
+    ping.call().await.unwrap();
+    ping.call().await.unwrap();
+    let mut seen = Seen::default();
+    seen.read(&snapshotter);
+    assert_eq!(seen.value("herta_budget_available", &["resource=api"]), 1.0);
+    assert_eq!(seen.value("herta_budget_capacity", &["resource=api"]), 3.0);
+    assert_eq!(rt.stats().resource("api").unwrap().available, 1);
+}

@@ -1,0 +1,357 @@
+//! A rate budget's bucket operations on its word ([`Budget`]) and the
+//! arbiter's rate paths: the lock-free grant, the refusal's retry-after,
+//! the readiness a bounded wait checks (see `rate.rs` for the bucket).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::budget::{Budget, Fast, FastAll, SLOW};
+use super::needs::Needs;
+use super::permits::{Arbiter, TryAcquireError};
+use super::rate::{accrued, instant_at, instant_of, period_ns, Now, Rate, LOCKED, SHIFT};
+use crate::loom::Ordering;
+
+impl Budget {
+    /// `(c + burst, max(n, c))` of a rate budget whose word is `word`, at `now`.
+    #[inline]
+    fn bucket(&self, rate: &Rate, word: u64, now: u64) -> (u64, u64) {
+        let (count, period) = rate.get();
+        let c = accrued(now, count, period);
+        (
+            c + u64::from(self.capacity()),
+            // At most `MAX_EMITTED + burst`: a grant never passes `c + burst`.
+            (word >> SHIFT).max(c),
+        )
+    }
+
+    /// Takes `units` of a rate budget without the lock, at `now`.
+    #[inline]
+    pub(super) fn try_take_rate(&self, rate: &Rate, units: u32, now: u64) -> Fast {
+        let mut cur = self.word.load(Ordering::Acquire);
+        loop {
+            if cur & LOCKED != 0 {
+                return Fast::Slow;
+            }
+            let (ceiling, n) = self.bucket(rate, cur, now);
+            let next = n + u64::from(units);
+            if next > ceiling {
+                return Fast::Short;
+            }
+            match self.word.compare_exchange_weak(
+                cur,
+                (next << SHIFT) | (cur & (LOCKED | SLOW)),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.granted.fetch_add(u64::from(units), Ordering::Relaxed);
+                    self.gauge_available(ceiling - next);
+                    return Fast::Taken;
+                }
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Units a rate budget has at `now` (at most its burst).
+    #[inline]
+    pub(super) fn rate_room(&self, rate: &Rate, now: u64) -> u32 {
+        let (ceiling, n) = self.bucket(rate, self.word.load(Ordering::Acquire), now);
+        u32::try_from(ceiling.saturating_sub(n)).unwrap_or(u32::MAX)
+    }
+
+    /// Units this budget can grant now: free units, or a rate budget's.
+    #[inline]
+    pub(super) fn room(&self, now: &mut Now<'_>) -> u32 {
+        match &self.rate {
+            None => self.free(),
+            Some(rate) => self.rate_room(rate, now.ns()),
+        }
+    }
+
+    /// Takes `units` under the lock (`LOCKED` or `SLOW` set, room checked).
+    pub(super) fn take_at(&self, units: u32, now: &mut Now<'_>) {
+        match &self.rate {
+            None => self.take_locked(units),
+            Some(rate) => {
+                let word = self.word.load(Ordering::Acquire);
+                let (ceiling, n) = self.bucket(rate, word, now.ns());
+                let next = n + u64::from(units);
+                self.gauge_available(ceiling.saturating_sub(next));
+                self.word.store(
+                    (next << SHIFT) | (word & (LOCKED | SLOW)),
+                    Ordering::Release,
+                );
+                self.granted.fetch_add(u64::from(units), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Gives back `units` of a rate budget granted to a call that never
+    /// used them (a waiter dropped before it saw its grant, a partial
+    /// take): atomic, with or without the lock.
+    pub(super) fn refund_rate(&self, units: u32) {
+        let mut cur = self.word.load(Ordering::Acquire);
+        loop {
+            let n = (cur >> SHIFT).saturating_sub(u64::from(units));
+            match self.word.compare_exchange_weak(
+                cur,
+                (n << SHIFT) | (cur & (LOCKED | SLOW)),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.granted.fetch_sub(u64::from(units), Ordering::Relaxed);
+                    return;
+                }
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// The first instant (ns since the epoch, at least `now`) at which a
+    /// rate budget has `units`, if no one else takes any meanwhile.
+    pub(super) fn rate_ready_at(&self, rate: &Rate, units: u32, now: u64) -> u64 {
+        let (count, period) = rate.get();
+        let c = accrued(now, count, period);
+        let n = (self.word.load(Ordering::Acquire) >> SHIFT).max(c);
+        let short_of = (n + u64::from(units)).saturating_sub(u64::from(self.capacity()));
+        if short_of <= c {
+            return now;
+        }
+        instant_of(short_of, count, period).max(now)
+    }
+
+    /// Sets a rate budget's rate and burst, under the lock with `LOCKED`
+    /// set: the units it holds now are kept (at most the new burst), and
+    /// from now on they accrue at the new rate.
+    pub(super) fn set_rate(&self, rate: &Rate, count: u32, period: Duration, burst: u32, now: u64) {
+        let word = self.word.load(Ordering::Acquire);
+        debug_assert!(word & LOCKED != 0, "under the lock, frozen");
+        let room = self.rate_room(rate, now).min(burst);
+        rate.count.store(u64::from(count.max(1)), Ordering::Relaxed);
+        rate.period.store(period_ns(period), Ordering::Relaxed);
+        self.capacity.store(burst, Ordering::Relaxed);
+        let (count, period) = rate.get();
+        let c = accrued(now, count, period);
+        let n = c + u64::from(burst - room);
+        self.word
+            .store((n << SHIFT) | (word & (LOCKED | SLOW)), Ordering::Release);
+        self.gauge_capacity(burst);
+    }
+}
+
+impl Arbiter {
+    /// The clock of this arbiter's rate budgets, read when first needed.
+    #[inline]
+    pub(super) fn now(&self) -> Now<'_> {
+        Now::lazy(&self.epoch)
+    }
+
+    /// `try_acquire` of a list naming one rate budget and nothing else:
+    /// one clock read and one CAS, in a function of its own (the general
+    /// one's frame costs more than this whole path).
+    #[inline(never)]
+    pub(super) fn try_acquire_one_rate(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
+        let n = needs.list[0];
+        let b = &self.budgets[n.resource];
+        let Some(rate) = &b.rate else {
+            return self.try_acquire_rate(needs);
+        };
+        let mut now = self.now();
+        match b.try_take_rate(rate, n.units, now.ns()) {
+            Fast::Taken => Ok(0),
+            Fast::Short => Err(TryAcquireError::Busy(n.resource)),
+            Fast::Slow => self.try_acquire_locked_at(needs, now),
+        }
+    }
+
+    /// `try_acquire` of a list naming a rate budget: lock-free while no
+    /// waiter needs any of its budgets, with one clock read; else under the
+    /// lock. The grant's stamp (0: lock-free).
+    ///
+    /// It looks at every rate budget first (one `LOCKED`: the lock; one
+    /// short: busy, nothing taken), takes the concurrency part as
+    /// `try_acquire_several` does, then each rate budget's units; a rate
+    /// budget that turns short or `LOCKED` under a racing caller makes it
+    /// give back what it took (refunding the rate units) and take the lock,
+    /// or report it busy.
+    #[inline(never)]
+    pub(super) fn try_acquire_rate(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
+        let mut now = self.now();
+        let t = now.ns();
+        let rate = needs.rate();
+        for n in rate {
+            let b = &self.budgets[n.resource];
+            let r = b.rate.as_ref().expect("a rate need names a rate budget");
+            if b.word.load(Ordering::Relaxed) & LOCKED != 0 {
+                return self.try_acquire_locked_at(needs, now);
+            }
+            if b.rate_room(r, t) < n.units {
+                return Err(TryAcquireError::Busy(n.resource));
+            }
+        }
+        let held = &needs.held[..];
+        match super::budget::try_take_all_fast(&self.budgets, held) {
+            FastAll::Taken => {}
+            FastAll::Short(busy) => return Err(TryAcquireError::Busy(busy)),
+            FastAll::Raced(taken) => {
+                self.release(&held[..taken], 0);
+                return self.try_acquire_locked_at(needs, now);
+            }
+            FastAll::Slow => return self.try_acquire_locked_at(needs, now),
+        }
+        for (i, n) in rate.iter().enumerate() {
+            let b = &self.budgets[n.resource];
+            let r = b.rate.as_ref().expect("a rate need names a rate budget");
+            match b.try_take_rate(r, n.units, t) {
+                Fast::Taken => {}
+                outcome => {
+                    for m in &rate[..i] {
+                        self.budgets[m.resource].refund_rate(m.units);
+                    }
+                    self.release(held, 0);
+                    if let Fast::Short = outcome {
+                        return Err(TryAcquireError::Busy(n.resource));
+                    }
+                    return self.try_acquire_locked_at(needs, now);
+                }
+            }
+        }
+        Ok(0)
+    }
+
+    /// How long until the rate budgets of `needs` have the call's units
+    /// after those of the waiters queued for them (the longest of them);
+    /// `None` when `needs` names none, or they would have them now.
+    pub(crate) fn rate_retry_after(&self, needs: &Needs) -> Option<Duration> {
+        if !needs.has_rate() {
+            return None;
+        }
+        let state = self.lock();
+        let now = self.now().ns();
+        let at = needs
+            .rate()
+            .iter()
+            .map(|n| {
+                let b = &self.budgets[n.resource];
+                let rate = b.rate.as_ref().expect("a rate need names a rate budget");
+                let queued = state.track[n.resource].queued_units;
+                let units = u32::try_from(queued + u64::from(n.units)).unwrap_or(u32::MAX);
+                b.rate_ready_at(rate, units, now)
+            })
+            .max()
+            .unwrap_or(now);
+        (at > now).then(|| Duration::from_nanos(at - now))
+    }
+
+    /// The instant at which every rate budget of `needs` has its units
+    /// (ignoring queued waiters, so a lower bound on a grant), with the
+    /// first budget that is last to have them; `None` when they all have
+    /// them now or `needs` names no rate budget.
+    pub(crate) fn rate_ready(&self, needs: &Needs) -> Option<(Instant, usize)> {
+        let now = self.now().ns();
+        let mut latest: Option<(u64, usize)> = None;
+        for n in needs.rate() {
+            let b = &self.budgets[n.resource];
+            let rate = b.rate.as_ref().expect("a rate need names a rate budget");
+            let at = b.rate_ready_at(rate, n.units, now);
+            if at > now && latest.is_none_or(|(l, _)| at > l) {
+                latest = Some((at, n.resource));
+            }
+        }
+        latest.map(|(at, r)| (instant_at(self.epoch, at), r))
+    }
+
+    /// Whether the budget at `resource` is a rate budget.
+    pub(crate) fn is_rate(&self, resource: usize) -> bool {
+        self.budgets[resource].rate.is_some()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::super::permits::Kind;
+    use super::*;
+
+    fn rate_budget(count: u32, period: Duration, burst: u32) -> Arbiter {
+        Arbiter::with_kinds([Kind::Rate {
+            count,
+            period,
+            burst,
+        }])
+    }
+
+    /// Takes units one by one at `t` until the bucket is short.
+    fn drain(b: &Budget, rate: &Rate, t: u64) -> u64 {
+        let mut taken = 0;
+        while let Fast::Taken = b.try_take_rate(rate, 1, t) {
+            taken += 1;
+        }
+        taken
+    }
+
+    #[test]
+    fn no_drift_over_a_million_periods() {
+        let arb = rate_budget(3, Duration::from_secs(1), 3);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        // The full bucket at 0, then all that accrued by the end of each period.
+        let mut granted = drain(b, rate, 0);
+        for k in 0..1_000_000u64 {
+            // The last nanosecond of period k: 3k + 2 units accrued.
+            granted += drain(b, rate, k * 1_000_000_000 + 999_999_999);
+        }
+        // burst + count × T / period, T the last instant: exactly.
+        assert_eq!(granted, 3 + 3 * 999_999 + 2);
+        assert_eq!(b.granted.load(Ordering::Relaxed), granted);
+    }
+
+    #[test]
+    fn a_unit_exists_at_its_instant_and_not_a_nanosecond_before() {
+        let arb = rate_budget(7, Duration::from_secs(1), 1);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert_eq!(drain(b, rate, 0), 1);
+        for k in [1u64, 2, 7, 1_000, 7_000_000] {
+            // Every unit before unit k taken, then unit k exactly on time.
+            let at = instant_of(k, 7, 1_000_000_000);
+            let _ = drain(b, rate, at - 1);
+            assert_eq!(b.rate_ready_at(rate, 1, at - 1), at);
+            assert!(matches!(b.try_take_rate(rate, 1, at - 1), Fast::Short));
+            assert!(matches!(b.try_take_rate(rate, 1, at), Fast::Taken));
+        }
+    }
+
+    #[test]
+    fn huge_periods_and_gaps_saturate_and_never_run_backwards() {
+        let arb = rate_budget(u32::MAX, Duration::MAX, u32::MAX);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert!(matches!(
+            b.try_take_rate(rate, u32::MAX, u64::MAX),
+            Fast::Taken
+        ));
+        assert_eq!(b.rate_room(rate, u64::MAX), 0);
+        // An earlier clock reading sees no more units than a later one did.
+        assert_eq!(b.rate_room(rate, 0), 0);
+        let arb = rate_budget(1, Duration::from_nanos(1), 2);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert_eq!(drain(b, rate, u64::MAX), 2);
+        assert_eq!(b.rate_room(rate, u64::MAX), 0);
+        assert_eq!(b.rate_ready_at(rate, 1, u64::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn a_refund_gives_back_exactly_what_was_taken() {
+        let arb = rate_budget(10, Duration::from_secs(1), 5);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert!(matches!(b.try_take_rate(rate, 4, 0), Fast::Taken));
+        b.refund_rate(4);
+        assert_eq!(b.rate_room(rate, 0), 5);
+        assert_eq!(b.granted.load(Ordering::Relaxed), 0);
+    }
+}
