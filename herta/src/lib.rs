@@ -86,6 +86,7 @@
 #![warn(missing_docs)]
 
 mod arbiter;
+mod breaker;
 mod call;
 mod context;
 mod contract;
@@ -139,8 +140,12 @@ pub mod guide {
     pub mod state {}
     #[doc = include_str!("../docs/observability.md")]
     pub mod observability {}
+    #[doc = include_str!("../docs/breakers.md")]
+    pub mod breakers {}
 }
 
+pub use breaker::circuit::BreakerState;
+pub use breaker::{Breaker, BUCKETS, MIN_BUCKET};
 pub use context::Context;
 pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
 pub use deadline::{current_deadline, deadline};
@@ -331,4 +336,4 @@ pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{Runtime, RuntimeBuilder};
-pub use stats::{OperationStats, ResourceStats, Stats};
+pub use stats::{BreakerStats, OperationStats, ResourceStats, Stats};

@@ -131,9 +131,13 @@ impl Wrapper<'_> {
             Some(_) => quote!(__herta_state, #context),
             None => context,
         };
+        let stage = match &self.op.attr.breaker {
+            None => quote!(::herta::__private::NoBreaker),
+            Some(_) => quote!(::herta::__private::WithBreaker),
+        };
         if self.retry.is_none() {
             return quote! {
-                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), move |#context_param: ::herta::Context| {
+                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), #stage, move |#context_param: ::herta::Context| {
                     #function(#context #(#names),*)
                 })
                 .await
@@ -151,7 +155,7 @@ impl Wrapper<'_> {
             }
         });
         quote! {
-            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), |#context_param: ::herta::Context| {
+            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), #stage, |#context_param: ::herta::Context| {
                 #(#clones)*
                 #function(#context #(#names),*)
             })

@@ -111,6 +111,7 @@ pub(crate) fn attr(args: TokenStream, within: Within, errors: &mut Errors) -> At
             Key::Deadline => {
                 attr.deadline = errors.handle(durations::duration(&meta, "deadline", "5s"));
             }
+            Key::Breaker => attr.breaker = errors.handle(values::breaker(&meta)),
         }
     }
     attr

@@ -2,13 +2,16 @@
 //!
 //! 1. [`admit`]: the admission gate counts the call in (or refuses it: the
 //!    runtime is stopping);
-//! 2. [`key`]: with `serialize_by`, the call's key (before budgets, so a
+//! 2. [`breaker`]: with `breaker = …`, the call is refused while the
+//!    breaker is open, before it queues for anything; each attempt then
+//!    passes the breaker and its end is counted there;
+//! 3. [`key`]: with `serialize_by`, the call's key (before budgets, so a
 //!    same-key waiter holds no budget);
-//! 3. [`budgets`]: every budget, all at once or none;
-//! 4. [`attempts`]: the handler, each attempt under a fresh timeout, its
+//! 4. [`budgets`]: every budget, all at once or none;
+//! 5. [`attempts`]: the handler, each attempt under a fresh timeout, its
 //!    failure classified, and what follows decided by one
 //!    [`Policy::next`](attempts::Policy::next) (stop, yield, or sleep);
-//! 5. [`backoff`]: between two attempts, carries that out: the sleep
+//! 6. [`backoff`]: between two attempts, carries that out: the sleep
 //!    (budgets given back, key kept) and the budgets again, or a pass
 //!    through the scheduler;
 //!
@@ -68,6 +71,7 @@ mod attempts;
 mod backoff;
 mod bind;
 mod bound;
+mod breaker;
 mod budgets;
 mod ended;
 mod key;
@@ -87,6 +91,7 @@ use crate::events::{AttemptClock, Recorders, SpanEnabled, SpanEnd};
 use crate::outcome::{HandlerOutput, Outcome};
 use crate::runtime::Runtime;
 use bound::BoundInner;
+pub use breaker::{BreakerUse, NoBreaker, WithBreaker};
 use ended::End;
 use table_key::KeyOps;
 
@@ -148,6 +153,7 @@ impl<K: 'static> Bound<K> {
         bind::open(runtime, contract)?;
         let needs = bind::needs(runtime, contract)?;
         let keys = bind::key_table::<K>(runtime, contract)?;
+        let breaker = bind::breaker(runtime, contract)?;
         Ok(Bound {
             inner: Arc::new(BoundInner {
                 runtime: runtime.clone(),
@@ -161,6 +167,7 @@ impl<K: 'static> Bound<K> {
                     .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
                 recorders: Recorders::register(&runtime.inner.operations, contract.operation()),
+                breaker,
             }),
         })
     }
@@ -176,11 +183,12 @@ impl<K: 'static> Bound<K> {
     /// `classify` (like `call`'s) is generic, so the macro's function item
     /// passes as a zero-sized value: a call carries no function pointer.
     #[inline]
-    pub fn call_once<'a, F, Fut, S, C>(
+    pub fn call_once<'a, F, Fut, S, C, B>(
         &'a self,
         key: Option<K>,
         classify: C,
         chain: S,
+        breaker: B,
         attempt: F,
     ) -> impl Future<Output = CallResult<Fut>> + 'a
     where
@@ -189,9 +197,10 @@ impl<K: 'static> Bound<K> {
         Fut::Output: HandlerOutput,
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err> + 'a,
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
+        B: BreakerUse,
     {
         let mut attempt = Some(attempt);
-        self.call(key, classify, no_hint, chain, move |ctx| {
+        self.call(key, classify, no_hint, chain, breaker, move |ctx| {
             // `call` makes one attempt when the contract allows one; a contract
             // without retry has `max_attempts == 1`.
             (attempt
@@ -208,7 +217,9 @@ impl<K: 'static> Bound<K> {
     /// `classify` gives a failed attempt's outcome; `retry_after` reads the
     /// server's hint from a failed attempt's error
     /// ([`Classify::retry_after`](crate::Classify::retry_after)). Both are
-    /// generic, so a function item costs nothing to carry.
+    /// generic, so a function item costs nothing to carry. `breaker` is
+    /// the contract's breaker stage ([`NoBreaker`] or [`WithBreaker`]), a
+    /// zero-sized value.
     ///
     /// Not an `async fn`: the span is opened when this is called (the
     /// generated `call` calls it from its own first poll, so nothing changes
@@ -218,12 +229,13 @@ impl<K: 'static> Bound<K> {
     /// before `run`'s future so that nothing between them forces the future
     /// to be copied.
     #[inline(always)]
-    pub fn call<'a, F, Fut, S, C, R>(
+    pub fn call<'a, F, Fut, S, C, R, B>(
         &'a self,
         key: Option<K>,
         classify: C,
         retry_after: R,
         chain: S,
+        breaker: B,
         attempt: F,
     ) -> impl Future<Output = CallResult<Fut>> + 'a
     where
@@ -233,9 +245,18 @@ impl<K: 'static> Bound<K> {
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err> + 'a,
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
+        B: BreakerUse,
     {
         let (span, enabled) = self.inner.span(key.as_ref());
-        span.instrument(self.run(key, classify, retry_after, chain, attempt, enabled))
+        let _ = breaker;
+        span.instrument(self.run::<F, Fut, S, C, R, B>(
+            key,
+            classify,
+            retry_after,
+            chain,
+            attempt,
+            enabled,
+        ))
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -258,7 +279,7 @@ impl<K: 'static> Bound<K> {
     /// the argument itself in its state (the handler twice, in every call's
     /// future); the block reads the captured arguments in place.
     #[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
-    fn run<'a, F, Fut, S, C, R>(
+    fn run<'a, F, Fut, S, C, R, B>(
         &'a self,
         key: Option<K>,
         classify: C,
@@ -266,7 +287,7 @@ impl<K: 'static> Bound<K> {
         chain: S,
         mut handler: F,
         span: SpanEnabled,
-    ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R>
+    ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R, B>
     where
         F: FnMut(Context) -> Fut,
         Fut: Future,
@@ -274,6 +295,7 @@ impl<K: 'static> Bound<K> {
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
+        B: BreakerUse,
     {
         async move {
             let inner = &*self.inner;
@@ -284,6 +306,10 @@ impl<K: 'static> Bound<K> {
                 Err(refused) => return admit::refused(inner, refused, chain),
             };
             let end = 'stages: {
+                let circuit = inner.breaker.as_deref();
+                if let Err(refused) = B::peek(circuit) {
+                    break 'stages Err(End::Refused(refused));
+                }
                 let admission = contract.admission();
                 let limits = waiting::Limits::of_call(contract, inner.limited);
                 let wait = match key::take(inner, key, admission, &mut call.held().key) {
@@ -311,6 +337,10 @@ impl<K: 'static> Bound<K> {
                 if limits.passed() {
                     break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
                 }
+                let mut pass = match B::pass(circuit) {
+                    Ok(pass) => pass,
+                    Err(refused) => break 'stages Err(End::Refused(refused)),
+                };
                 call.started();
                 attempts::first(rt, contract);
                 loop {
@@ -330,9 +360,13 @@ impl<K: 'static> Bound<K> {
                         let end = match attempts::classified(
                             contract, attempt, finished, &classify, events, bounds,
                         ) {
-                            Ok(value) => break Ok(value),
+                            Ok(value) => {
+                                B::ended(pass, breaker::Verdict::Success);
+                                break Ok(value);
+                            }
                             Err(end) => end,
                         };
+                        B::ended(pass, breaker::verdict(&end));
                         let policy = (contract, rt);
                         match attempts::next(policy, attempt, &end, &retry_after, &limits, events) {
                             attempts::Next::Stop => break Err(end),
@@ -342,6 +376,13 @@ impl<K: 'static> Bound<K> {
                     if let Err(interrupted) = call.between(next, &limits).await {
                         break Err(interrupted.ended(end));
                     }
+                    // A retry passes the breaker as the first attempt did:
+                    // refused, the call ends throttled (its attempts so far
+                    // counted in the stats and its span).
+                    pass = match B::pass(circuit) {
+                        Ok(pass) => pass,
+                        Err(refused) => break Err(End::Refused(refused)),
+                    };
                     backoff::retrying(call.events(), call.attempt() + 1);
                 }
             };

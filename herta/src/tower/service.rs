@@ -169,6 +169,7 @@ where
                     ServiceError::outcome_of,
                     ServiceError::retry_after_of,
                     NoSource,
+                    C::Breaker::default(),
                     handler,
                 )
                 .await

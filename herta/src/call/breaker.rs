@@ -1,0 +1,172 @@
+//! Stage 2, the circuit breaker (only for a contract with `breaker = …`):
+//! a call is refused while its breaker is open, **before** it queues for
+//! its key or budgets; then every attempt (the first, and each retry about
+//! to start) passes the breaker, which counts its result.
+//!
+//! Which of the two the call runs is a type, chosen by the macro:
+//! [`NoBreaker`] (every step is empty, the pass is `()`: a contract without
+//! a breaker runs no instruction more) or [`WithBreaker`]. The try is
+//! [`Stage::peek`] (the breaker's word read once: closed, go on); the pass
+//! ([`Stage::pass`]) is taken just before each attempt, so a probe's slot
+//! is reserved only when its attempt starts, and a retry is refused as the
+//! first attempt would be. The attempt's end goes to [`Stage::ended`] as a
+//! [`Verdict`].
+//!
+//! Cancel safety: a pass dropped before its attempt's verdict (the call
+//! dropped during the attempt, or unwound by a panic outside the handler)
+//! ends as `Neutral`: a probe frees its slot at once; a closed pass counts
+//! nothing.
+
+// `Stage` is sealed (in a private module): its steps name crate-private
+// types, which no code outside herta can reach through it.
+#![allow(private_interfaces)]
+
+use std::mem::ManuallyDrop;
+use std::time::Duration;
+
+use super::ended::{End, Refusal};
+pub(crate) use crate::breaker::circuit::Verdict;
+use crate::breaker::circuit::{Circuit, Ticket};
+use crate::error::Busy;
+use crate::outcome::Outcome;
+
+/// Which breaker stage a call runs: [`NoBreaker`] or [`WithBreaker`],
+/// passed by the generated code as a value (zero-sized).
+pub trait BreakerUse: sealed::Stage + Copy + Send + Sync + 'static {}
+
+/// A contract without `breaker`: nothing runs, nothing is held.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoBreaker;
+
+/// A contract with `breaker = …`: the breaker bound with the operation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WithBreaker;
+
+impl BreakerUse for NoBreaker {}
+impl BreakerUse for WithBreaker {}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// The steps of the stage (not nameable outside herta).
+    pub trait Stage {
+        /// What an attempt holds while it runs.
+        type Pass<'a>: Send;
+
+        /// Whether the call may go on to its key and budgets.
+        fn peek(circuit: Option<&Circuit>) -> Result<(), Refusal>;
+
+        /// An attempt about to start: its pass, or the refusal.
+        fn pass(circuit: Option<&Circuit>) -> Result<Self::Pass<'_>, Refusal>;
+
+        /// The attempt that held `pass` ended so.
+        fn ended(pass: Self::Pass<'_>, verdict: Verdict);
+    }
+}
+use sealed::Stage;
+
+impl Stage for NoBreaker {
+    type Pass<'a> = ();
+
+    #[inline(always)]
+    fn peek(_: Option<&Circuit>) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn pass(_: Option<&Circuit>) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn ended(_: (), _: Verdict) {}
+}
+
+impl Stage for WithBreaker {
+    type Pass<'a> = Pass<'a>;
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn peek(circuit: Option<&Circuit>) -> Result<(), Refusal> {
+        match circuit {
+            Some(c) => c.peek().map_err(|retry_after| refusal(c, retry_after)),
+            None => Ok(()),
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn pass(circuit: Option<&Circuit>) -> Result<Pass<'_>, Refusal> {
+        match circuit {
+            Some(c) => match c.pass() {
+                Ok(ticket) => Ok(Pass {
+                    circuit: Some(c),
+                    ticket,
+                }),
+                Err(retry_after) => Err(refusal(c, retry_after)),
+            },
+            None => Ok(Pass {
+                circuit: None,
+                ticket: Ticket::NONE,
+            }),
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn ended(pass: Pass<'_>, verdict: Verdict) {
+        let pass = ManuallyDrop::new(pass);
+        if let Some(c) = pass.circuit {
+            c.ended(pass.ticket, verdict);
+        }
+    }
+}
+
+/// The refusal of a call by `circuit`'s breaker, `retry_after` the time
+/// left open (if open). Out of line: built only when refused, from the
+/// breaker's `&'static` name (nothing allocated).
+#[cold]
+#[inline(never)]
+fn refusal(circuit: &Circuit, retry_after: Option<Duration>) -> Refusal {
+    Refusal::Throttled {
+        busy: Busy::Breaker {
+            breaker: circuit.breaker.name(),
+        },
+        retry_after,
+    }
+}
+
+/// An attempt's pass through its breaker; dropped without a verdict, it
+/// ends neutral (see the module doc).
+pub struct Pass<'a> {
+    circuit: Option<&'a Circuit>,
+    ticket: Ticket,
+}
+
+impl Drop for Pass<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(c) = self.circuit {
+            if self.ticket.is_probe() {
+                c.ended(self.ticket, Verdict::Neutral);
+            }
+        }
+    }
+}
+
+/// How a breaker counts an attempt that ended with `end`: `Transient`,
+/// `Uncertain` and timeouts (the attempt's, or the call's deadline during
+/// it) fail; `Permanent` and `Success` succeed (the dependency answered);
+/// `Throttled` and a panic are neutral. A refusal never reaches here.
+#[inline]
+pub(crate) fn verdict<E>(end: &End<E>) -> Verdict {
+    match end {
+        End::Failed { outcome, .. } => match outcome {
+            Outcome::Transient | Outcome::Uncertain => Verdict::Failure,
+            Outcome::Success | Outcome::Permanent => Verdict::Success,
+            Outcome::Throttled => Verdict::Neutral,
+        },
+        End::TimedOut { .. } | End::DeadlineExceeded { .. } => Verdict::Failure,
+        End::Panicked { .. } | End::Refused(_) => Verdict::Neutral,
+    }
+}
