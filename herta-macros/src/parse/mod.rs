@@ -17,7 +17,6 @@ use crate::diag::{error, Errors};
 use crate::handler::Handler;
 use crate::model::{Attr, ContractItem, Key, Operation, Within};
 
-#[cfg(test)]
 pub(crate) use durations::parse_timeout;
 
 /// Reads the attribute and the function; `None` when the item is not a
