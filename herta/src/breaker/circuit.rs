@@ -167,6 +167,9 @@ pub(crate) struct Circuit {
     transitions: Mutex<()>,
     /// The clock's zero.
     base: Instant,
+    /// `base` read as raw nanoseconds ([`raw_nanos`]); `None` where the
+    /// platform's `Instant` does not read so (then `now` subtracts).
+    base_raw: Option<u64>,
 }
 
 impl Circuit {
@@ -174,6 +177,7 @@ impl Circuit {
     /// starting now.
     pub(crate) fn new(breaker: Breaker) -> Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let base = Instant::now();
         Circuit {
             breaker,
             word: AtomicU64::new(CLOSED),
@@ -184,47 +188,27 @@ impl Circuit {
             opened: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             transitions: Mutex::new(()),
-            base: Instant::now(),
+            base,
+            base_raw: raw_base(base),
         }
     }
 
-    /// Now, in ns since `base`.
+    /// Now, in ns since `base`: tokio's clock (so a paused test clock
+    /// drives the breaker), read as raw nanoseconds where it can be (see
+    /// [`raw_nanos`]), else by subtracting `base`.
     #[inline]
     pub(crate) fn now(&self) -> u64 {
-        u64::try_from(
-            Instant::now()
-                .saturating_duration_since(self.base)
-                .as_nanos(),
-        )
-        .unwrap_or(u64::MAX)
-    }
-
-    /// Whether a call may go on to queue for its key and budgets: the
-    /// breaker is closed, or would let a probe through now. `Err`: the time
-    /// left open, if open (counted refused).
-    #[inline(always)]
-    pub(crate) fn peek(&self) -> Result<(), Option<Duration>> {
-        let word = self.word.load(Ordering::Acquire);
-        if word & STATE == CLOSED {
-            return Ok(());
+        let now = Instant::now();
+        match (self.base_raw, raw_nanos(&now)) {
+            (Some(base), Some(now)) => now.saturating_sub(base),
+            _ => self.since_base(now),
         }
-        self.peek_slow(word, self.now())
     }
 
     #[cold]
     #[inline(never)]
-    fn peek_slow(&self, word: u64, now: u64) -> Result<(), Option<Duration>> {
-        match word & STATE {
-            OPEN => {
-                let until = self.open_until.load(Ordering::Acquire);
-                if now < until {
-                    return Err(self.refuse(Some(until - now)));
-                }
-                Ok(())
-            }
-            _ if self.probes_full(word) => Err(self.refuse(None)),
-            _ => Ok(()),
-        }
+    fn since_base(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Admits an attempt about to start (at `now`, read only when needed):
@@ -236,7 +220,18 @@ impl Circuit {
             let started = if self.slow == u64::MAX { 0 } else { self.now() };
             return Ok(Ticket { word, started });
         }
-        self.pass_at(word, self.now()).map(|(ticket, _)| ticket)
+        self.pass_slow(word)
+    }
+
+    /// [`pass`](Circuit::pass) of a breaker that is not closed: out of
+    /// line, so the closed path carries none of it.
+    #[cold]
+    #[inline(never)]
+    fn pass_slow(&self, word: u64) -> Result<Ticket, Option<Duration>> {
+        match self.pass_at(word, self.now()) {
+            Ok((ticket, _)) => Ok(ticket),
+            Err(retry_after) => Err(retry_after),
+        }
     }
 
     /// [`pass`](Circuit::pass) at `now` (for tests and models).
@@ -246,16 +241,6 @@ impl Circuit {
         now: u64,
     ) -> Result<(Ticket, Option<Transition>), Option<Duration>> {
         self.pass_at(self.word.load(Ordering::Acquire), now)
-    }
-
-    /// [`peek`](Circuit::peek) at `now` (for tests and models).
-    #[cfg(test)]
-    pub(crate) fn peek_now(&self, now: u64) -> Result<(), Option<Duration>> {
-        let word = self.word.load(Ordering::Acquire);
-        if word & STATE == CLOSED {
-            return Ok(());
-        }
-        self.peek_slow(word, now)
     }
 
     /// The state now (for tests and models).
@@ -272,8 +257,7 @@ impl Circuit {
 
     /// [`pass`](Circuit::pass) past the closed state, at `now`: also the
     /// transition it made (open → half-open), if it made one, reported.
-    #[cold]
-    #[inline(never)]
+    #[inline]
     pub(crate) fn pass_at(
         &self,
         mut word: u64,
@@ -500,4 +484,70 @@ impl Circuit {
 #[inline]
 fn next_epoch(word: u64) -> u64 {
     (word & HEAD & !STATE).wrapping_add(EPOCH) & HEAD & !STATE
+}
+
+/// What an `Instant`'s `Hash` writes: its seconds (a 64-bit integer) and
+/// its nanoseconds (a 32-bit one), in that order, and nothing else.
+#[derive(Default)]
+struct Grab {
+    secs: Option<u64>,
+    nanos: Option<u32>,
+    other: bool,
+}
+
+impl std::hash::Hasher for Grab {
+    fn finish(&self) -> u64 {
+        0
+    }
+    fn write(&mut self, _: &[u8]) {
+        self.other = true;
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.other |= self.secs.replace(n).is_some() || self.nanos.is_some();
+    }
+    #[inline]
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.other |= self.secs.is_none() || self.nanos.replace(n).is_some();
+    }
+}
+
+/// `instant` as nanoseconds of its clock, read through its `Hash` (its
+/// seconds and nanoseconds): a few instructions, where subtracting two
+/// `Instant`s costs dozens (checked arithmetic, a `Duration`, a `u128`).
+/// `None` if the hash is not that shape; [`raw_base`] also checks, once per
+/// circuit, that differences read so are exact, else the circuit always
+/// subtracts.
+#[inline(always)]
+fn raw_nanos(instant: &Instant) -> Option<u64> {
+    let mut grab = Grab::default();
+    std::hash::Hash::hash(instant, &mut grab);
+    match grab {
+        Grab {
+            secs: Some(secs),
+            nanos: Some(nanos),
+            other: false,
+        } if nanos < 1_000_000_000 => Some(
+            secs.wrapping_mul(1_000_000_000)
+                .wrapping_add(u64::from(nanos)),
+        ),
+        _ => None,
+    }
+}
+
+/// `base` as raw nanoseconds, if instants read so and their differences
+/// are exact (checked on `base` and two instants after it).
+fn raw_base(base: Instant) -> Option<u64> {
+    let raw = raw_nanos(&base)?;
+    let exact = [
+        Duration::from_nanos(1_250_000_001),
+        Duration::from_secs(86_400),
+    ]
+    .into_iter()
+    .all(|d| raw_nanos(&(base + d)).map(|r| r.wrapping_sub(raw)) == Some(d.as_nanos() as u64));
+    exact.then_some(raw)
 }

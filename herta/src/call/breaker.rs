@@ -6,11 +6,13 @@
 //! Which of the two the call runs is a type, chosen by the macro:
 //! [`NoBreaker`] (every step is empty, the pass is `()`: a contract without
 //! a breaker runs no instruction more) or [`WithBreaker`]. The try is
-//! [`Stage::peek`] (the breaker's word read once: closed, go on); the pass
-//! ([`Stage::pass`]) is taken just before each attempt, so a probe's slot
-//! is reserved only when its attempt starts, and a retry is refused as the
-//! first attempt would be. The attempt's end goes to [`Stage::ended`] as a
-//! [`Verdict`].
+//! [`Stage::pass`] (closed: the breaker's word read once, kept as the
+//! attempt's ticket), taken before the key and the budgets; a call that
+//! then had to wait for them passes again ([`Stage::again`], out of the
+//! fast path), so that a breaker that opened meanwhile refuses it and a
+//! probe's slot is not held by a queued call's stale ticket. Each retry
+//! passes as the first attempt did. The attempt's end goes to
+//! [`Stage::ended`] as a [`Verdict`].
 //!
 //! Cancel safety: a pass dropped before its attempt's verdict (the call
 //! dropped during the attempt, or unwound by a panic outside the handler)
@@ -53,11 +55,16 @@ pub(crate) mod sealed {
         /// What an attempt holds while it runs.
         type Pass<'a>: Send;
 
-        /// Whether the call may go on to its key and budgets.
-        fn peek(circuit: Option<&Circuit>) -> Result<(), Refusal>;
-
-        /// An attempt about to start: its pass, or the refusal.
+        /// An attempt about to start (or a call about to queue for it):
+        /// its pass, or the refusal.
         fn pass(circuit: Option<&Circuit>) -> Result<Self::Pass<'_>, Refusal>;
+
+        /// The pass of a call that waited since it took `pass` (which
+        /// ends without a verdict): a fresh one, or the refusal.
+        fn again<'a>(
+            pass: Self::Pass<'a>,
+            circuit: Option<&'a Circuit>,
+        ) -> Result<Self::Pass<'a>, Refusal>;
 
         /// The attempt that held `pass` ended so.
         fn ended(pass: Self::Pass<'_>, verdict: Verdict);
@@ -69,12 +76,12 @@ impl Stage for NoBreaker {
     type Pass<'a> = ();
 
     #[inline(always)]
-    fn peek(_: Option<&Circuit>) -> Result<(), Refusal> {
+    fn pass(_: Option<&Circuit>) -> Result<(), Refusal> {
         Ok(())
     }
 
     #[inline(always)]
-    fn pass(_: Option<&Circuit>) -> Result<(), Refusal> {
+    fn again(_: (), _: Option<&Circuit>) -> Result<(), Refusal> {
         Ok(())
     }
 
@@ -85,13 +92,10 @@ impl Stage for NoBreaker {
 impl Stage for WithBreaker {
     type Pass<'a> = Pass<'a>;
 
-    #[cfg_attr(not(debug_assertions), inline(always))]
-    #[cfg_attr(debug_assertions, inline)]
-    fn peek(circuit: Option<&Circuit>) -> Result<(), Refusal> {
-        match circuit {
-            Some(c) => c.peek().map_err(|retry_after| refusal(c, retry_after)),
-            None => Ok(()),
-        }
+    #[inline(never)]
+    fn again<'a>(pass: Pass<'a>, circuit: Option<&'a Circuit>) -> Result<Pass<'a>, Refusal> {
+        drop(pass);
+        Self::pass(circuit)
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]

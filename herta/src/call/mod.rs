@@ -2,9 +2,10 @@
 //!
 //! 1. [`admit`]: the admission gate counts the call in (or refuses it: the
 //!    runtime is stopping);
-//! 2. [`breaker`]: with `breaker = …`, the call is refused while the
-//!    breaker is open, before it queues for anything; each attempt then
-//!    passes the breaker and its end is counted there;
+//! 2. [`breaker`]: with `breaker = …`, the call passes the breaker or is
+//!    refused while it is open, before it queues for anything (and again
+//!    after a wait for its key or budgets); each retry passes it again,
+//!    and every attempt's end is counted there;
 //! 3. [`key`]: with `serialize_by`, the call's key (before budgets, so a
 //!    same-key waiter holds no budget);
 //! 4. [`budgets`]: every budget, all at once or none;
@@ -307,9 +308,10 @@ impl<K: 'static> Bound<K> {
             };
             let end = 'stages: {
                 let circuit = inner.breaker.as_deref();
-                if let Err(refused) = B::peek(circuit) {
-                    break 'stages Err(End::Refused(refused));
-                }
+                let mut pass = match B::pass(circuit) {
+                    Ok(pass) => pass,
+                    Err(refused) => break 'stages Err(End::Refused(refused)),
+                };
                 let admission = contract.admission();
                 let limits = waiting::Limits::of_call(contract, inner.limited);
                 let wait = match key::take(inner, key, admission, &mut call.held().key) {
@@ -322,6 +324,10 @@ impl<K: 'static> Bound<K> {
                         Ok(guard) => call.held().key = Some(guard),
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
+                    pass = match B::again(pass, circuit) {
+                        Ok(pass) => pass,
+                        Err(refused) => break 'stages Err(End::Refused(refused)),
+                    };
                 }
                 let busy = (budgets::try_acquire(rt, &inner.needs))
                     .map(|taken| call.held().permit = Some(taken))
@@ -333,14 +339,14 @@ impl<K: 'static> Bound<K> {
                         Ok(taken) => call.held().permit = Some(taken),
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
+                    pass = match B::again(pass, circuit) {
+                        Ok(pass) => pass,
+                        Err(refused) => break 'stages Err(End::Refused(refused)),
+                    };
                 }
                 if limits.passed() {
                     break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
                 }
-                let mut pass = match B::pass(circuit) {
-                    Ok(pass) => pass,
-                    Err(refused) => break 'stages Err(End::Refused(refused)),
-                };
                 call.started();
                 attempts::first(rt, contract);
                 loop {
