@@ -317,8 +317,9 @@ pub trait ContractParts {
     /// [`Retried`] or [`OneAttempt`].
     type Requests;
     /// The breaker stage of its calls: `NoBreaker` or `WithBreaker`
-    /// (whether it declares `breaker = …`).
-    type Breaker: crate::call::BreakerUse + Default;
+    /// (whether it declares `breaker = …`; the tower layer's bounds ask
+    /// for `BreakerUse`).
+    type Breaker;
 }
 
 /// A contract that declares `serialize_by`.

@@ -281,7 +281,7 @@ pub(crate) fn queue_limit_changed(resource: &str, previous: Option<u32>, limit: 
     not(any(feature = "tracing", feature = "metrics")),
     allow(unused_variables)
 )]
-pub(crate) fn breaker_moved(breaker: &'static str, moved: crate::breaker::circuit::Transition) {
+pub(crate) fn breaker_moved(breaker: &'static str, moved: crate::breaker::report::Transition) {
     traced!(trace::breaker_moved(breaker, moved));
     #[cfg(feature = "metrics")]
     crate::metrics::breaker_moved(breaker, moved.to);

@@ -17,6 +17,28 @@
 //! its own mutex on its own cache line: calls on different keys meet on the
 //! same lock only when their keys hash to the same shard (1 in 16).
 //!
+//! A shard finds a key by a scan of its entries while it holds at most
+//! [`SMALL`] of them (each compared by its stored hash first, then by key),
+//! and through a hash index above that: a few keys in use (the common case,
+//! a call holding a key only while it runs) cost no index insertion and
+//! removal per call. The index is built when the shard's entries pass
+//! `SMALL` and dropped when the shard is empty again.
+//!
+//! # Hashing
+//!
+//! Keys are hashed with [foldhash](https://docs.rs/foldhash) (its `fast`
+//! variant, seeded at random per table), not the standard library's
+//! SipHash: a few instructions per key instead of SipHash's rounds, on
+//! every call. The trade-off is SipHash's resistance to *hash flooding*: an
+//! adversary who chooses many keys that collide can make one shard's index
+//! slow. Here the keys are chosen by the program's own callers (the
+//! `serialize_by` parameter of its own operations); a program that keys
+//! calls by values an outside party chooses freely (a request's header, a
+//! user-supplied name) gives that party some choice of the keys. foldhash's
+//! random seed per table keeps its collisions from being computed offline,
+//! and a collision costs at most a longer probe in one shard (never a lost
+//! or wrong entry): keys are compared by equality after the hash.
+//!
 //! # Waiters
 //!
 //! Each entry's queue is a [`List`] of the waiter core ([`crate::waiters`],
@@ -24,9 +46,13 @@
 //! futures: a cancelled waiter is unlinked in O(1); a waiter handed the key
 //! but dropped before it saw it hands the key on at once (to the next
 //! waiter, or lets the entry go); wakers are woken after the shard's lock is
-//! released. An entry's list is created with its first waiter (a list costs
-//! one atomic add on a global counter: not once per call), and lives as
-//! long as the entry.
+//! released. An entry gets its list with its first waiter and keeps it as
+//! long as the entry; an entry removed with an (empty) list gives it to
+//! its shard, which keeps up to [`SPARE`] such lists for the next keys that
+//! get a waiter. A new list costs one atomic add on a counter shared by the
+//! whole process (pin-list's list ids), a write that two workers handing
+//! keys over would otherwise make on every hand-over; a spare list costs a
+//! move.
 //!
 //! A list must outlive its members (`waiters.rs`, invariant 3), and a
 //! waiter withdrawn by `close` is still a member until its future sees it
@@ -48,10 +74,12 @@
 
 use std::fmt;
 use std::future::Future;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::hash::{BuildHasher, Hash};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use arrayvec::ArrayVec;
+use foldhash::fast::RandomState as FoldState;
 use hashbrown::HashTable;
 use slab::Slab;
 
@@ -65,6 +93,12 @@ use crate::waiters::{List, Node, Status, WakeList};
 const SHARDS: usize = 16;
 #[cfg(loom)]
 const SHARDS: usize = 1;
+
+/// Entries a shard finds by a scan (no index) while it holds no more.
+const SMALL: usize = 8;
+
+/// Empty waiter lists a shard keeps for reuse.
+const SPARE: usize = 8;
 
 /// The key type of an operation without `serialize_by`: uninhabited, so
 /// such a call never has a key (the generated code names it through
@@ -104,7 +138,7 @@ pub(crate) enum TryKeyError<K> {
 pub(crate) struct KeyTable<K> {
     /// The shards' states, each on cache lines of its own.
     shards: Box<[OwnLines<Mutex<State<K>>>]>,
-    hasher: RandomState,
+    hasher: FoldState,
 }
 
 struct Entry<K> {
@@ -121,26 +155,82 @@ struct Entry<K> {
 }
 
 struct State<K> {
-    /// Entry slots, found by key through `index`.
+    /// Entry slots, found by key through a scan while the shard is small,
+    /// through `index` once it is `indexed`.
     entries: Slab<Entry<K>>,
+    /// Every entry's slot by hash, while `indexed` (else empty).
     index: HashTable<usize>,
+    /// The shard has held more than [`SMALL`] entries since it was last
+    /// empty: `index` is kept. While it is not, `entries` has at most
+    /// `SMALL` slots, free or not (a slab grows only when it is full).
+    indexed: bool,
+    /// Empty lists of removed entries, for the next first waiters.
+    spare: ArrayVec<List<()>, SPARE>,
     /// Entries kept only for withdrawn waiters (see the module docs).
     unheld: usize,
     closed: bool,
 }
 
-impl<K> State<K> {
+impl<K: Eq> State<K> {
+    fn new() -> Self {
+        State {
+            entries: Slab::new(),
+            index: HashTable::new(),
+            indexed: false,
+            spare: ArrayVec::new(),
+            unheld: 0,
+            closed: false,
+        }
+    }
+
+    /// The entry of `key`, if any (before `close`: every entry is held).
+    #[inline]
+    fn find(&self, hash: u64, key: &K) -> Option<usize> {
+        let entries = &self.entries;
+        if self.indexed {
+            return self.index.find(hash, |&e| entries[e].key == *key).copied();
+        }
+        entries
+            .iter()
+            .find(|(_, e)| e.hash == hash && e.key == *key)
+            .map(|(slot, _)| slot)
+    }
+
     /// Holds a new entry for `key` (not present).
     fn insert(&mut self, key: K, hash: u64) -> usize {
-        let State { entries, index, .. } = self;
+        let State {
+            entries,
+            index,
+            indexed,
+            ..
+        } = self;
         let entry = entries.insert(Entry {
             key,
             hash,
             held: true,
             queue: None,
         });
-        index.insert_unique(hash, entry, |&e| entries[e].hash);
+        if *indexed {
+            index.insert_unique(hash, entry, |&e| entries[e].hash);
+        } else if entries.len() > SMALL {
+            // Past a scan's worth: index every entry from now on.
+            for (slot, e) in entries.iter() {
+                index.insert_unique(e.hash, slot, |&s| entries[s].hash);
+            }
+            *indexed = true;
+        }
         entry
+    }
+
+    /// Queues `node` on the list of `entry` (held), giving the entry a
+    /// list (a spare one if the shard has one) if it has none yet.
+    fn push(&mut self, entry: usize, node: Pin<&mut Node<()>>, waker: Waker) {
+        let State { entries, spare, .. } = self;
+        let e = &mut entries[entry];
+        debug_assert!(e.held, "only a closed table keeps unheld entries");
+        e.queue
+            .get_or_insert_with(|| spare.pop().unwrap_or_else(List::new))
+            .push_back(node, (), waker);
     }
 
     /// The list of `entry`, which a member of it is asking for.
@@ -181,10 +271,25 @@ impl<K> State<K> {
         self.remove(entry);
     }
 
+    /// Removes `entry`, whose list (if any) has no members: the list is
+    /// kept as a spare if the shard has room for one.
     fn remove(&mut self, entry: usize) {
         let removed = self.entries.remove(entry);
-        if let Ok(found) = self.index.find_entry(removed.hash, |&e| e == entry) {
-            found.remove();
+        if let Some(queue) = removed.queue {
+            debug_assert!(!queue.has_members(), "a removed entry's list is empty");
+            let _full = self.spare.try_push(queue);
+        }
+        if self.indexed {
+            if let Ok(found) = self.index.find_entry(removed.hash, |&e| e == entry) {
+                found.remove();
+            }
+            if self.entries.is_empty() {
+                // Back to scans: the slab's slots go too, so that a scan
+                // visits at most `SMALL` of them again.
+                self.entries.clear();
+                self.index.clear();
+                self.indexed = false;
+            }
         }
     }
 }
@@ -193,16 +298,9 @@ impl<K: Hash + Eq> KeyTable<K> {
     pub(crate) fn new() -> Self {
         KeyTable {
             shards: (0..SHARDS)
-                .map(|_| {
-                    OwnLines(Mutex::new(State {
-                        entries: Slab::new(),
-                        index: HashTable::new(),
-                        unheld: 0,
-                        closed: false,
-                    }))
-                })
+                .map(|_| OwnLines(Mutex::new(State::new())))
                 .collect(),
-            hasher: RandomState::new(),
+            hasher: FoldState::default(),
         }
     }
 
@@ -224,8 +322,7 @@ impl<K: Hash + Eq> KeyTable<K> {
         if state.closed {
             return Err(TryKeyError::Closed);
         }
-        let entries = &state.entries;
-        if state.index.find(hash, |&e| entries[e].key == key).is_some() {
+        if state.find(hash, &key).is_some() {
             return Err(TryKeyError::Busy(key));
         }
         let entry = state.insert(key, hash);
@@ -369,13 +466,8 @@ impl<'a, K: Hash + Eq> Future for AcquireKey<'a, K> {
             if state.closed {
                 return Poll::Ready(Err(Closed));
             }
-            let State { entries, index, .. } = &mut *state;
-            if let Some(&entry) = index.find(hash, |&e| entries[e].key == key) {
-                let e = &mut entries[entry];
-                debug_assert!(e.held, "only a closed table keeps unheld entries");
-                e.queue
-                    .get_or_insert_with(List::new)
-                    .push_back(this.node, (), cx.waker().clone());
+            if let Some(entry) = state.find(hash, &key) {
+                state.push(entry, this.node, cx.waker().clone());
                 (*this.shard, *this.entry) = (shard, entry);
                 return Poll::Pending;
             }
@@ -536,13 +628,91 @@ mod tests {
         drop(uncontended);
     }
 
+    #[test]
+    fn a_shard_past_a_scan_s_worth_of_keys_indexes_them_and_scans_again_once_empty() {
+        let table = KeyTable::new();
+        // 1000 keys over 16 shards: every shard passes `SMALL`.
+        let guards: Vec<_> = (0..1000).map(|k| table.try_acquire(k).unwrap()).collect();
+        assert!((0..SHARDS).all(|s| table.lock(s).indexed));
+        for k in 0..1000 {
+            assert!(matches!(table.try_acquire(k), Err(TryKeyError::Busy(_))));
+        }
+        let (odd, even): (Vec<_>, Vec<_>) = guards.into_iter().partition(|g| g.entry % 2 == 1);
+        drop(odd);
+        assert_eq!(table.len(), even.len());
+        let free = (0..1000).filter(|&k| table.try_acquire(k).is_ok()).count();
+        assert_eq!(
+            free,
+            1000 - even.len(),
+            "released keys are free, held ones busy"
+        );
+        drop(even);
+        assert_eq!(table.entries(), 0);
+        for s in 0..SHARDS {
+            let state = table.lock(s);
+            assert!(!state.indexed && state.index.is_empty());
+        }
+        // Scans again, and finds what it holds.
+        let held = table.try_acquire(5).unwrap();
+        assert!(matches!(table.try_acquire(5), Err(TryKeyError::Busy(5))));
+        assert!(!table.lock(held.shard).indexed);
+    }
+
+    #[test]
+    fn a_removed_entry_s_list_is_kept_by_its_shard_and_reused_by_the_next_first_waiter() {
+        let table = KeyTable::new();
+        let contend = |key: i32| {
+            let held = table.try_acquire(key).unwrap();
+            let mut w = Box::pin(table.acquire(key));
+            assert!(poll(&mut w).is_pending());
+            let shard = held.shard;
+            drop(held);
+            let Poll::Ready(Ok(g)) = poll(&mut w) else {
+                panic!("handed over")
+            };
+            drop(g);
+            shard
+        };
+        let shard = contend(1);
+        assert_eq!(table.lock(shard).spare.len(), 1, "the list is kept");
+        let same = (2..).find(|&k| table.locate(&k).1 == shard).unwrap();
+        let held = table.try_acquire(same).unwrap();
+        let mut w = Box::pin(table.acquire(same));
+        assert!(poll(&mut w).is_pending());
+        assert_eq!(table.lock(shard).spare.len(), 0, "the first waiter took it");
+        drop(held);
+        drop(w);
+        assert_eq!(table.lock(shard).spare.len(), 1, "and gave it back");
+    }
+
+    #[test]
+    fn a_shard_keeps_at_most_spare_lists() {
+        let table = KeyTable::new();
+        let shard = table.locate(&0).1;
+        let keys: Vec<i32> = (0..)
+            .filter(|k| table.locate(k).1 == shard)
+            .take(SPARE + 3)
+            .collect();
+        let held: Vec<_> = keys
+            .iter()
+            .map(|&k| table.try_acquire(k).unwrap())
+            .collect();
+        let mut waiting: Vec<_> = keys.iter().map(|&k| Box::pin(table.acquire(k))).collect();
+        for w in &mut waiting {
+            assert!(poll(w).is_pending());
+        }
+        drop(waiting);
+        drop(held);
+        assert_eq!(table.entries(), 0);
+        assert_eq!(table.lock(shard).spare.len(), SPARE);
+    }
+
     /// Whether the entry of `key` (present) has a waiter list.
     fn has_list(table: &KeyTable<i32>, key: i32) -> bool {
         let (hash, shard) = table.locate(&key);
         let state = table.lock(shard);
-        let entries = &state.entries;
-        let &entry = state.index.find(hash, |&e| entries[e].key == key).unwrap();
-        entries[entry].queue.is_some()
+        let entry = state.find(hash, &key).unwrap();
+        state.entries[entry].queue.is_some()
     }
 
     #[test]

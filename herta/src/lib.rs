@@ -144,8 +144,8 @@ pub mod guide {
     pub mod breakers {}
 }
 
-pub use breaker::circuit::BreakerState;
-pub use breaker::{Breaker, BUCKETS, MIN_BUCKET};
+pub use breaker::declaration::{Breaker, BUCKETS, MIN_BUCKET};
+pub use breaker::report::BreakerState;
 pub use context::Context;
 pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
 pub use deadline::{current_deadline, deadline};

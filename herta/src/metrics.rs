@@ -84,7 +84,7 @@ use crate::resource::Resource;
 /// Breaker `breaker` entered `to`: its state gauge and its transitions
 /// counter.
 #[cold]
-pub(crate) fn breaker_moved(breaker: &'static str, to: crate::breaker::circuit::BreakerState) {
+pub(crate) fn breaker_moved(breaker: &'static str, to: crate::breaker::report::BreakerState) {
     gauge!("herta_breaker_state", "breaker" => breaker).set(f64::from(to.gauge()));
     counter!("herta_breaker_transitions_total", "breaker" => breaker, "to" => to.name())
         .increment(1);

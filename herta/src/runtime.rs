@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::arbiter::Arbiter;
 use crate::breaker::circuit::Circuit;
-use crate::breaker::Breaker;
+use crate::breaker::declaration::Breaker;
 use crate::error::ConfigError;
 use crate::gate::Gate;
 use crate::keys::KeyTable;
@@ -192,7 +192,7 @@ impl Runtime {
             })
             .collect();
         let mut stats = inner.operations.stats(keys, resources);
-        stats.breakers = inner.breakers.iter().map(|c| BreakerStats::of(c)).collect();
+        stats.breakers = inner.breakers.iter().map(|c| breaker_stats(c)).collect();
         stats
     }
 
@@ -358,5 +358,18 @@ impl RuntimeBuilder {
                     .collect(),
             }),
         })
+    }
+}
+
+/// The figures of `circuit`, now.
+fn breaker_stats(circuit: &Circuit) -> BreakerStats {
+    let (state, counts, opened, refused) = circuit.snapshot();
+    BreakerStats {
+        name: circuit.breaker.name(),
+        state,
+        failure_rate: counts.failure_rate(),
+        calls: counts.calls,
+        opened,
+        refused,
     }
 }

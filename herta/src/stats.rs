@@ -267,21 +267,6 @@ pub struct BreakerStats {
     pub refused: u64,
 }
 
-impl BreakerStats {
-    /// The figures of `circuit`, now.
-    pub(crate) fn of(circuit: &crate::breaker::circuit::Circuit) -> Self {
-        let (state, counts, opened, refused) = circuit.snapshot();
-        BreakerStats {
-            name: circuit.breaker.name(),
-            state,
-            failure_rate: counts.failure_rate(),
-            calls: counts.calls,
-            opened,
-            refused,
-        }
-    }
-}
-
 impl Stats {
     /// The figures of the breaker named `name`.
     pub fn breaker(&self, name: &str) -> Option<&BreakerStats> {

@@ -302,10 +302,10 @@ mod emit {
     /// the window's `failure_rate` (percent) and `calls` then.
     #[cold]
     #[inline(never)]
-    pub(crate) fn breaker_moved(breaker: &str, moved: crate::breaker::circuit::Transition) {
+    pub(crate) fn breaker_moved(breaker: &str, moved: crate::breaker::report::Transition) {
         let (from, to) = (moved.from.name(), moved.to.name());
         let (failure_rate, calls) = (moved.counts.failure_rate(), moved.counts.calls);
-        if moved.to == crate::breaker::circuit::BreakerState::Open {
+        if moved.to == crate::breaker::report::BreakerState::Open {
             tracing::warn!(target: "herta", breaker, from, to, failure_rate, calls, "breaker state changed");
         } else {
             tracing::info!(target: "herta", breaker, from, to, failure_rate, calls, "breaker state changed");

@@ -31,8 +31,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::declaration::{Breaker, BUCKETS};
+pub(crate) use super::report::{BreakerState, Transition};
 use super::window::{Counts, Window};
-use crate::breaker::{Breaker, BUCKETS};
 use crate::loom::{lock, AtomicU64, Mutex, Ordering};
 
 /// The state's bits.
@@ -48,56 +49,6 @@ const EPOCH: u64 = 1 << 2;
 const IN_FLIGHT: u64 = 1 << 32;
 /// One probe that succeeded.
 const SUCCEEDED: u64 = 1 << 48;
-
-/// A breaker's state, as [`Stats`](crate::Stats) and the events report it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum BreakerState {
-    /// Calls pass; attempts are counted.
-    Closed,
-    /// Calls are refused until the open period ends.
-    Open,
-    /// Up to `probes` attempts pass; their results decide.
-    HalfOpen,
-}
-
-impl BreakerState {
-    /// The gauge's value: 0 closed, 1 open, 2 half-open.
-    pub const fn gauge(self) -> u8 {
-        match self {
-            BreakerState::Closed => 0,
-            BreakerState::Open => 1,
-            BreakerState::HalfOpen => 2,
-        }
-    }
-
-    /// The name events and metrics use: `closed`, `open`, `half_open`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            BreakerState::Closed => "closed",
-            BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half_open",
-        }
-    }
-
-    fn of(word: u64) -> Self {
-        match word & STATE {
-            CLOSED => BreakerState::Closed,
-            OPEN => BreakerState::Open,
-            _ => BreakerState::HalfOpen,
-        }
-    }
-}
-
-impl std::fmt::Display for BreakerState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BreakerState::Closed => "closed",
-            BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half-open",
-        })
-    }
-}
 
 /// What one attempt did, as a breaker counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,17 +83,6 @@ impl Ticket {
     pub(crate) fn is_probe(self) -> bool {
         self.word & STATE != CLOSED
     }
-}
-
-/// A state change, reported once by the caller that made it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Transition {
-    /// The state left.
-    pub(crate) from: BreakerState,
-    /// The state entered.
-    pub(crate) to: BreakerState,
-    /// The window when it happened.
-    pub(crate) counts: Counts,
 }
 
 /// A breaker's state in one runtime.
@@ -246,7 +186,7 @@ impl Circuit {
     /// The state now (for tests and models).
     #[cfg(test)]
     pub(crate) fn state(&self) -> BreakerState {
-        BreakerState::of(self.word.load(Ordering::Acquire))
+        state_of(self.word.load(Ordering::Acquire))
     }
 
     /// The window's counts at `now` (for tests).
@@ -301,6 +241,18 @@ impl Circuit {
         let in_flight = (word >> 32) & 0xFFFF;
         let succeeded = word >> 48;
         in_flight + succeeded >= u64::from(self.breaker.probes())
+    }
+
+    /// Whether the breaker moved (changed state or epoch) since `ticket`
+    /// was taken.
+    #[inline(always)]
+    pub(crate) fn moved(&self, ticket: Ticket) -> bool {
+        let word = self.word.load(Ordering::Acquire);
+        if ticket.is_probe() {
+            word & HEAD != ticket.word
+        } else {
+            word != ticket.word
+        }
     }
 
     /// Counts a refusal; gives back `retry_after`.
@@ -466,7 +418,7 @@ impl Circuit {
     /// The state now, the window's counts, times opened, calls refused.
     pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64) {
         let word = self.word.load(Ordering::Acquire);
-        let mut state = BreakerState::of(word);
+        let mut state = state_of(word);
         if state == BreakerState::Open && self.now() >= self.open_until.load(Ordering::Acquire) {
             // The next call will find it half-open.
             state = BreakerState::HalfOpen;
@@ -477,6 +429,15 @@ impl Circuit {
             self.opened.load(Ordering::Relaxed),
             self.refused.load(Ordering::Relaxed),
         )
+    }
+}
+
+/// The state `word` holds.
+fn state_of(word: u64) -> BreakerState {
+    match word & STATE {
+        CLOSED => BreakerState::Closed,
+        OPEN => BreakerState::Open,
+        _ => BreakerState::HalfOpen,
     }
 }
 

@@ -10,7 +10,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use super::circuit::{BreakerState, Circuit, Verdict};
-use super::Breaker;
+use super::declaration::Breaker;
 
 const S: u64 = 1_000_000_000;
 

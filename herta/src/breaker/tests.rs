@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::circuit::{BreakerState, Circuit, Ticket, Transition, Verdict};
-use super::Breaker;
+use super::declaration::Breaker;
 use crate::error::ConfigError;
 
 const MS: u64 = 1_000_000;

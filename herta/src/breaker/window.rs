@@ -22,7 +22,7 @@
 //! a period starts (the loser's swap finds the winner's count and adds to
 //! it; only a renewal after a whole idle window clears what a racer added).
 
-use crate::breaker::BUCKETS;
+use super::declaration::BUCKETS;
 use crate::loom::{AtomicU64, Ordering::Relaxed};
 
 /// The low 32 bits of a word: its count.

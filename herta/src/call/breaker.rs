@@ -26,10 +26,16 @@
 use std::mem::ManuallyDrop;
 use std::time::Duration;
 
+use super::admit::Held;
+use super::backoff::Interrupted;
+use super::bound::BoundInner;
 use super::ended::{End, Refusal};
+use super::key::{self, Queued};
+use super::waiting::Limits;
 pub(crate) use crate::breaker::circuit::Verdict;
 use crate::breaker::circuit::{Circuit, Ticket};
 use crate::error::Busy;
+use crate::outcome::Admission;
 use crate::outcome::Outcome;
 
 /// Which breaker stage a call runs: [`NoBreaker`] or [`WithBreaker`],
@@ -59,15 +65,63 @@ pub(crate) mod sealed {
         /// its pass, or the refusal.
         fn pass(circuit: Option<&Circuit>) -> Result<Self::Pass<'_>, Refusal>;
 
-        /// The pass of a call that waited since it took `pass` (which
-        /// ends without a verdict): a fresh one, or the refusal.
-        fn again<'a>(
-            pass: Self::Pass<'a>,
-            circuit: Option<&'a Circuit>,
-        ) -> Result<Self::Pass<'a>, Refusal>;
+        /// `pass` again, if the breaker moved since it was taken (the
+        /// call waited for its key or budgets meanwhile): the old one ends
+        /// without a verdict, and a fresh one is taken, or the refusal.
+        fn again<'a>(pass: Self::Pass<'a>) -> Result<Self::Pass<'a>, Refusal>;
 
         /// The attempt that held `pass` ended so.
         fn ended(pass: Self::Pass<'_>, verdict: Verdict);
+
+        /// Stages 2 and 3's tries: the call's pass (or the breaker's
+        /// refusal), then its key into `held` if the key is free, else the
+        /// key to wait for ([`key::take`]).
+        #[allow(clippy::type_complexity)]
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        #[cfg_attr(debug_assertions, inline)]
+        fn enter<'a, K>(
+            bound: &'a BoundInner<K>,
+            key: Option<K>,
+            admission: Admission,
+            held: &mut Held<'a, K>,
+        ) -> Result<(Self::Pass<'a>, Option<Queued<'a, K>>), Refusal> {
+            let pass = Self::pass(bound.breaker.as_deref())?;
+            let wait = key::take(bound, key, admission, &mut held.key)?;
+            Ok((pass, wait))
+        }
+
+        /// The first attempt is about to start (the call holds its key and
+        /// budgets): the call's deadline has not passed (else the
+        /// refusal), and its `pass`, taken again if the breaker moved
+        /// while the call waited.
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        #[cfg_attr(debug_assertions, inline)]
+        fn ready<'a>(limits: &Limits, pass: Self::Pass<'a>) -> Result<Self::Pass<'a>, Refusal> {
+            if limits.passed() {
+                return Err(Refusal::DeadlineExceeded);
+            }
+            Self::again(pass)
+        }
+
+        /// A retry is about to start, once `between` (the backoff) ended:
+        /// its pass, or why the call stops (the breaker's refusal among
+        /// them).
+        #[cfg_attr(not(debug_assertions), inline(always))]
+        #[cfg_attr(debug_assertions, inline)]
+        fn retry<K>(
+            between: Result<(), Interrupted>,
+            bound: &BoundInner<K>,
+        ) -> Result<Self::Pass<'_>, Interrupted> {
+            between?;
+            Self::pass(bound.breaker.as_deref()).map_err(Interrupted::Refused)
+        }
+
+        /// The attempt that held `pass` succeeded with `value`.
+        #[inline(always)]
+        fn succeeded<T>(pass: Self::Pass<'_>, value: T) -> T {
+            Self::ended(pass, Verdict::Success);
+            value
+        }
     }
 }
 use sealed::Stage;
@@ -80,8 +134,10 @@ impl Stage for NoBreaker {
         Ok(())
     }
 
+    // `'a: 'a` makes the lifetime early-bound, as the trait's is (it
+    // appears there only in `Self::Pass<'a>`).
     #[inline(always)]
-    fn again(_: (), _: Option<&Circuit>) -> Result<(), Refusal> {
+    fn again<'a: 'a>(_: ()) -> Result<(), Refusal> {
         Ok(())
     }
 
@@ -92,10 +148,13 @@ impl Stage for NoBreaker {
 impl Stage for WithBreaker {
     type Pass<'a> = Pass<'a>;
 
-    #[inline(never)]
-    fn again<'a>(pass: Pass<'a>, circuit: Option<&'a Circuit>) -> Result<Pass<'a>, Refusal> {
-        drop(pass);
-        Self::pass(circuit)
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn again<'a: 'a>(pass: Pass<'a>) -> Result<Pass<'a>, Refusal> {
+        match pass.circuit {
+            Some(c) if c.moved(pass.ticket) => renewed(pass, c),
+            _ => Ok(pass),
+        }
     }
 
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -124,6 +183,14 @@ impl Stage for WithBreaker {
             c.ended(pass.ticket, verdict);
         }
     }
+}
+
+/// A fresh pass for a call whose `pass` (of `circuit`) is out of date.
+#[cold]
+#[inline(never)]
+fn renewed<'a>(pass: Pass<'a>, circuit: &'a Circuit) -> Result<Pass<'a>, Refusal> {
+    drop(pass);
+    WithBreaker::pass(Some(circuit))
 }
 
 /// The refusal of a call by `circuit`'s breaker, `retry_after` the time

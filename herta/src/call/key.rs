@@ -5,7 +5,8 @@
 //! `Reject` tries once: a held (or queued-for) key refuses the call as
 //! throttled, naming the key's parameter (and its value only with
 //! `show_key = true`). `Wait` queues behind the holder in arrival
-//! order and reports how long it waited.
+//! order and reports how long it waited; it tries the key first, and builds
+//! its wait only when the key is held.
 //!
 //! A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
 //! deadline); when they run out it is refused, naming the key.
@@ -54,7 +55,16 @@ pub(crate) fn take<'a, K: 'static>(
             *held = Some(try_acquire(table, key, bound.contract, bound.describe_key)?);
             Ok(None)
         }
-        Admission::Wait => Ok(Some((table, key))),
+        // The fast path: a free key is taken here, so that only a call that
+        // finds it held builds the wait's state (and its waiter node).
+        Admission::Wait => match table.try_acquire(key) {
+            Ok(guard) => {
+                *held = Some(guard);
+                Ok(None)
+            }
+            Err(TryKeyError::Busy(key)) => Ok(Some((table, key))),
+            Err(TryKeyError::Closed) => Err(Refusal::Stopping(StoppedAt::Key)),
+        },
     }
 }
 
@@ -77,9 +87,9 @@ fn try_acquire<'a, K: 'static>(
     }
 }
 
-/// Takes `key` in `table` under `Wait`: behind the calls ahead of it, at
-/// most until `limits` allow (then refused: throttled naming the key, or
-/// past the deadline).
+/// Takes `key` in `table` under `Wait`, once [`take`] found it held:
+/// behind the calls ahead of it, at most until `limits` allow (then
+/// refused: throttled naming the key, or past the deadline).
 ///
 /// Not an `async fn`, for the reason [`contended`](super::budgets::contended)
 /// gives: the block reads its captured arguments in place.
@@ -102,20 +112,16 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
                 (Err(_closed), _) => Err(Refusal::Stopping(StoppedAt::Key)),
             };
         };
-        // Bounded: try first, so that only a call that waits describes its key
-        // (with `show_key`, for the refusal should the limit run out).
-        // The key in a block of its own: it moves into the wait, and a
-        // moved-from local would keep a slot in the state across the await.
-        let (value, acquire) = {
-            let key = match table.try_acquire(key) {
-                Ok(guard) => return Ok(guard),
-                Err(TryKeyError::Busy(key)) => key,
-                Err(TryKeyError::Closed) => return Err(Refusal::Stopping(StoppedAt::Key)),
-            };
-            // As a `Box<str>` while waiting: 16 bytes in the state, not 24.
-            let value = describe_key.map(|describe| describe(&key.key).into_boxed_str());
-            (value, table.acquire(key))
-        };
+        // Bounded: only a call that found its key held gets here, so only
+        // such a call describes its key (with `show_key`, for the refusal
+        // should the limit run out). As a `Box<str>` while waiting: 16
+        // bytes in the state, not 24. The key moves into the wait in the
+        // same statement: a moved-from local would keep a slot in the state
+        // across the await.
+        let (value, acquire) = (
+            describe_key.map(|describe| describe(&key.key).into_boxed_str()),
+            table.acquire(key),
+        );
         match events::timed(waiting::bounded(Some(until), acquire)).await {
             (Some(Ok(guard)), waited) => {
                 events.emit(Event::Waited(Queue::Key, waited));

@@ -280,7 +280,7 @@ impl<K: 'static> Bound<K> {
     /// the argument itself in its state (the handler twice, in every call's
     /// future); the block reads the captured arguments in place.
     #[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
-    fn run<'a, F, Fut, S, C, R, B>(
+    fn run<'a, F, Fut, S, C, R, B: BreakerUse>(
         &'a self,
         key: Option<K>,
         classify: C,
@@ -296,7 +296,6 @@ impl<K: 'static> Bound<K> {
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err>,
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration>,
-        B: BreakerUse,
     {
         async move {
             let inner = &*self.inner;
@@ -307,15 +306,10 @@ impl<K: 'static> Bound<K> {
                 Err(refused) => return admit::refused(inner, refused, chain),
             };
             let end = 'stages: {
-                let circuit = inner.breaker.as_deref();
-                let mut pass = match B::pass(circuit) {
-                    Ok(pass) => pass,
-                    Err(refused) => break 'stages Err(End::Refused(refused)),
-                };
                 let admission = contract.admission();
                 let limits = waiting::Limits::of_call(contract, inner.limited);
-                let wait = match key::take(inner, key, admission, &mut call.held().key) {
-                    Ok(wait) => wait,
+                let (mut pass, wait) = match B::enter(inner, key, admission, call.held()) {
+                    Ok(entered) => entered,
                     Err(refused) => break 'stages Err(End::Refused(refused)),
                 };
                 if let Some((table, key)) = wait {
@@ -324,31 +318,20 @@ impl<K: 'static> Bound<K> {
                         Ok(guard) => call.held().key = Some(guard),
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
-                    pass = match B::again(pass, circuit) {
-                        Ok(pass) => pass,
-                        Err(refused) => break 'stages Err(End::Refused(refused)),
-                    };
                 }
-                let busy = (budgets::try_acquire(rt, &inner.needs))
-                    .map(|taken| call.held().permit = Some(taken))
-                    .err();
-                if let Some(error) = busy {
+                if let Some(error) = call.take_budgets(rt, &inner.needs) {
                     let (events, needs) = (call.events(), &inner.needs);
                     let wait = budgets::contended(rt, needs, error, admission, events, &limits);
                     match wait.await {
                         Ok(taken) => call.held().permit = Some(taken),
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
-                    pass = match B::again(pass, circuit) {
-                        Ok(pass) => pass,
-                        Err(refused) => break 'stages Err(End::Refused(refused)),
-                    };
                 }
-                if limits.passed() {
-                    break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
-                }
+                pass = match B::ready(&limits, pass) {
+                    Ok(pass) => pass,
+                    Err(refused) => break 'stages Err(End::Refused(refused)),
+                };
                 call.started();
-                attempts::first(rt, contract);
                 loop {
                     let (end, next) = {
                         let attempt = call.next_attempt();
@@ -366,10 +349,7 @@ impl<K: 'static> Bound<K> {
                         let end = match attempts::classified(
                             contract, attempt, finished, &classify, events, bounds,
                         ) {
-                            Ok(value) => {
-                                B::ended(pass, breaker::Verdict::Success);
-                                break Ok(value);
-                            }
+                            Ok(value) => break Ok(B::succeeded(pass, value)),
                             Err(end) => end,
                         };
                         B::ended(pass, breaker::verdict(&end));
@@ -379,15 +359,9 @@ impl<K: 'static> Bound<K> {
                             next => (end, next),
                         }
                     };
-                    if let Err(interrupted) = call.between(next, &limits).await {
-                        break Err(interrupted.ended(end));
-                    }
-                    // A retry passes the breaker as the first attempt did:
-                    // refused, the call ends throttled (its attempts so far
-                    // counted in the stats and its span).
-                    pass = match B::pass(circuit) {
+                    pass = match B::retry(call.between(next, &limits).await, inner) {
                         Ok(pass) => pass,
-                        Err(refused) => break Err(End::Refused(refused)),
+                        Err(interrupted) => break Err(interrupted.ended(end)),
                     };
                     backoff::retrying(call.events(), call.attempt() + 1);
                 }
