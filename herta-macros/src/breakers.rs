@@ -242,7 +242,7 @@ fn values(entry: &Entry, errors: &mut Vec<syn::Error>) -> Values {
                 meta,
                 &key,
                 (1, u128::from(u32::MAX)),
-                "no verdict would ever be reached before 0 calls",
+                "a verdict needs at least 1 call in the window",
             )
             .map(|n| values.min_calls = Some(n as u32)),
             "probes" => integer(

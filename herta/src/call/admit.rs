@@ -20,7 +20,7 @@
 
 use std::mem::ManuallyDrop;
 
-use super::attempts::{self, Next};
+use super::attempts::Next;
 use super::backoff::{self, Between};
 use super::bound::BoundInner;
 use super::budgets;
@@ -147,13 +147,11 @@ impl<'a, K> Admitted<'a, K> {
         self.attempt
     }
 
-    /// The first attempt starts (the key and budgets held): reported, and
-    /// the retry budget's deposit of an operation that may retry.
+    /// The first attempt starts (the key and budgets held).
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn started(&self) {
         self.events().emit(Event::Started);
-        attempts::first(&self.bound.runtime.inner, self.bound.contract);
     }
 
     /// Stage 4's try: takes `needs` at once if the budgets have room

@@ -332,6 +332,7 @@ impl<K: 'static> Bound<K> {
                     Err(refused) => break 'stages Err(End::Refused(refused)),
                 };
                 call.started();
+                attempts::first(rt, contract);
                 loop {
                     let (end, next) = {
                         let attempt = call.next_attempt();
