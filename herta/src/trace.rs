@@ -26,6 +26,7 @@
 //! | `deadline exceeded` | `WARN` | `operation`, `outcome`, `attempts` (0: the deadline passed while the call waited; else the attempt dropped) |
 //! | `capacity changed` | `INFO` | `resource`, `previous`, `capacity`, `in_use` (units held at the change; [`Runtime::set_capacity`](crate::Runtime::set_capacity)) |
 //! | `queue limit changed` | `INFO` | `resource`, `previous`, `queue_limit` (a number, or `none`; [`Runtime::set_queue_limit`](crate::Runtime::set_queue_limit)) |
+//! | `breaker state changed` | `WARN` when it opens, else `INFO` | `breaker`, `from`, `to` (`closed`, `open`, `half_open`), `failure_rate` (percent) and `calls` of its window then; once per transition, by the call that made it |
 //!
 //! `WARN` events name the `operation` themselves, so they say where they come
 //! from even when the subscriber filters the `DEBUG` span out. A successful
