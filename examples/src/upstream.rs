@@ -11,6 +11,7 @@
 //! | `GET /gated/{id}` | `200` once the test opens the gate ([`Upstream::open`]); counts requests in flight |
 //! | `GET /later/{id}` | `429` with an HTTP-date `Retry-After` 8 s ahead the first time per `id`, then `200 later:{id}`; records when each request came ([`Upstream::times`]) |
 //! | `POST /cut/{id}` | `200` and the first bytes of a body that then breaks off (the connection closes mid-body) |
+//! | `GET /down/{id}` | `503` while the test holds the upstream down ([`Upstream::down`]), else `200 up:{id}` |
 //!
 //! The client ([`client`]) runs every request under [`CallUpstream`]: at most
 //! [`UPSTREAM`]'s 2 requests at the upstream at once (the others wait
@@ -22,10 +23,17 @@
 //! cap, so the call ends at once and the caller can forward the hint; a
 //! date 8 s ahead is waited for, then retried), and `reqwest::Error`
 //! classifies itself (a refused connection `Transient`).
+//!
+//! The contract names a circuit breaker, [`UPSTREAM_DOWN`]: when half of at
+//! least 5 attempts in 10 s fail, every call is refused at once for 30 s
+//! (`Error::Throttled` naming the breaker, `retry_after` the time left), a
+//! retry about to start included, without reaching the upstream; then one
+//! probe decides.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
@@ -48,12 +56,19 @@ herta::resources! {
     pub UPSTREAM: "upstream" = 2;
 }
 
+herta::breakers! {
+    /// The upstream's circuit breaker: half of at least 5 attempts failing
+    /// in 10 s opens it for 30 s; then one probe.
+    pub UPSTREAM_DOWN: "upstream" = breaker(failure_rate = 50, min_calls = 5, window = "10s",
+                                            open_for = "30s", probes = 1);
+}
+
 /// A call to the upstream: idempotent (a GET), retried on `Transient`
 /// (503, connection errors) and `Throttled` (429) with backoff, 5 s per
 /// attempt.
 #[herta::contract(effect = Idempotent, resources(UPSTREAM = 1),
                   retry(on = [Transient, Throttled], max = 3, backoff(base = "1ms", cap = "10s")),
-                  timeout = "5s")]
+                  timeout = "5s", breaker = UPSTREAM_DOWN)]
 pub struct CallUpstream;
 
 /// The request: a path on the upstream (`Clone`, so each attempt sends
@@ -100,7 +115,7 @@ impl Service<Fetch> for HttpClient {
 pub type ClientError = herta::Error<ServiceError<reqwest::Error, reqwest::Response>>;
 
 /// reqwest to `base` (`http://127.0.0.1:port`) under [`CallUpstream`],
-/// bound to `runtime` (which declares [`UPSTREAM`]).
+/// bound to `runtime` (which declares [`UPSTREAM`] and [`UPSTREAM_DOWN`]).
 ///
 /// # Errors
 ///
@@ -131,6 +146,8 @@ pub struct Upstream {
     /// The most `/gated` requests inside at once.
     peak: Mutex<u32>,
     gate: Semaphore,
+    /// Whether `/down` answers 503.
+    down: AtomicBool,
 }
 
 impl Upstream {
@@ -141,7 +158,13 @@ impl Upstream {
             in_flight: watch::channel(0).0,
             peak: Mutex::new(0),
             gate: Semaphore::new(0),
+            down: AtomicBool::new(false),
         })
+    }
+
+    /// Makes `/down` answer 503 (`true`) or 200.
+    pub fn down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
     }
 
     /// Lets every `/gated` request through, now and later.
@@ -190,6 +213,7 @@ pub fn upstream_app(upstream: Arc<Upstream>) -> Router {
         .route("/gated/{id}", get(gated))
         .route("/later/{id}", get(later))
         .route("/cut/{id}", post(cut))
+        .route("/down/{id}", get(down))
         .with_state(upstream)
 }
 
@@ -197,6 +221,15 @@ async fn flaky(State(up): State<Arc<Upstream>>, Path(id): Path<String>) -> impl 
     match up.hit(format!("/flaky/{id}")) {
         1 => (StatusCode::SERVICE_UNAVAILABLE, "busy".to_owned()),
         _ => (StatusCode::OK, format!("price:{id}")),
+    }
+}
+
+async fn down(State(up): State<Arc<Upstream>>, Path(id): Path<String>) -> impl IntoResponse {
+    up.hit(format!("/down/{id}"));
+    if up.down.load(Ordering::SeqCst) {
+        (StatusCode::SERVICE_UNAVAILABLE, "down".to_owned())
+    } else {
+        (StatusCode::OK, format!("up:{id}"))
     }
 }
 

@@ -14,8 +14,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use herta::tower::{ContractLayer, ServiceError};
-use herta::{Error, Outcome, Runtime};
-use herta_examples::upstream::{self, Fetch, HttpClient, Upstream, LATER, UPSTREAM};
+use herta::{BreakerState, Busy, Error, Outcome, Runtime};
+use herta_examples::upstream::{self, Fetch, HttpClient, Upstream, LATER, UPSTREAM, UPSTREAM_DOWN};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -30,7 +30,11 @@ async fn start() -> (Arc<Upstream>, Runtime, String) {
     let up = Upstream::new();
     let app = upstream::upstream_app(Arc::clone(&up));
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let rt = Runtime::builder().resource(UPSTREAM).build().unwrap();
+    let rt = Runtime::builder()
+        .resource(UPSTREAM)
+        .breaker(UPSTREAM_DOWN)
+        .build()
+        .unwrap();
     (up, rt, base)
 }
 
@@ -92,7 +96,11 @@ async fn a_refused_connection_is_retried_then_returned() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     drop(listener); // nothing listens there now
-    let rt = Runtime::builder().resource(UPSTREAM).build().unwrap();
+    let rt = Runtime::builder()
+        .resource(UPSTREAM)
+        .breaker(UPSTREAM_DOWN)
+        .build()
+        .unwrap();
     let mut client = upstream::client(&rt, base).unwrap();
     let err = tokio::time::timeout(BOUND, fetch(&mut client, "/flaky/1"))
         .await
@@ -256,4 +264,54 @@ async fn a_response_that_never_finishes_is_uncertain_and_not_sent_again() {
         .unwrap()
         .unwrap_err();
     assert_eq!((err.outcome(), err.attempts()), (Outcome::Transient, 3));
+}
+
+/// The breaker: the upstream fails (503), the breaker opens after 5
+/// failed attempts (the retry about to start is refused), calls are then
+/// refused at once without reaching the upstream, and after `open_for`
+/// one probe finds it back and closes the breaker.
+#[tokio::test(start_paused = true)]
+async fn a_failing_upstream_opens_the_breaker_and_a_probe_closes_it() {
+    let (up, rt, base) = start().await;
+    let mut client = upstream::client(&rt, base).unwrap();
+    up.down(true);
+    let err = fetch(&mut client, "/down/1").await.unwrap_err();
+    assert!(matches!(err, Error::Failed { attempts: 3, .. }), "{err:?}");
+    assert_eq!(
+        up.hits("/down/1"),
+        3,
+        "3 failures of 3: no verdict before 5"
+    );
+    let err = fetch(&mut client, "/down/2").await.unwrap_err();
+    let opened = Busy::Breaker {
+        breaker: "upstream",
+    };
+    assert!(
+        matches!(&err, Error::Throttled { busy, .. } if *busy == opened),
+        "{err:?}"
+    );
+    assert_eq!(up.hits("/down/2"), 2, "the third attempt was refused");
+    let err = fetch(&mut client, "/down/3").await.unwrap_err();
+    assert!(matches!(&err, Error::Throttled { busy, .. } if *busy == opened));
+    let left = err.retry_after().expect("the time left open");
+    assert!(
+        left <= Duration::from_secs(30) && left > Duration::from_secs(29),
+        "{left:?}"
+    );
+    assert_eq!(
+        up.hits("/down/3"),
+        0,
+        "refused without reaching the upstream"
+    );
+    up.down(false);
+    tokio::time::advance(left).await;
+    let reply = fetch(&mut client, "/down/4").await.unwrap();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(up.hits("/down/4"), 1, "one probe");
+    let stats = rt.stats();
+    let breaker = stats.breaker("upstream").unwrap();
+    assert_eq!(
+        (breaker.state, breaker.opened, breaker.refused),
+        (BreakerState::Closed, 1, 2)
+    );
 }

@@ -18,7 +18,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let app = upstream::upstream_app(up.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let rt = Runtime::builder().resource(UPSTREAM).build()?;
+    let rt = Runtime::builder()
+        .resource(UPSTREAM)
+        .breaker(upstream::UPSTREAM_DOWN)
+        .build()?;
     let mut client = upstream::client(&rt, base)?;
     for path in ["/flaky/a", "/flaky/b", "/gated/c", "/throttled/d"] {
         poll_fn(|cx| client.poll_ready(cx)).await?;

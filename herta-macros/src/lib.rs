@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod best_effort;
+mod breakers;
 mod classify;
 mod diag;
 mod expand;
@@ -71,6 +72,7 @@ use proc_macro::TokenStream;
 /// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
 /// | `max_wait` | a duration like `timeout`; only with `admission = Wait`: the longest a call waits for its key and budgets together, from admission; then `Error::Throttled` naming what it waited for | no limit |
 /// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins; the handler runs in a scope of the call's deadline, so calls it makes inherit it | none |
+/// | `breaker` | one circuit breaker: `PAYMENTS` (a `herta::Breaker` from `herta::breakers!`) or `"payments"` (checked at `bind`, with a did-you-mean). Its attempts count in the breaker; while it is open, calls are refused with `Error::Throttled` (`Busy::Breaker`) before they queue, and so is a retry about to start. See the guide's breakers page | none |
 ///
 /// # What it generates
 ///
@@ -236,6 +238,28 @@ pub fn contract(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn resources(input: TokenStream) -> TokenStream {
     resources::expand(input.into()).into()
+}
+
+#[cfg_attr(
+    doc,
+    doc = "Declares circuit breakers as `herta::Breaker` constants.\n\n\
+           Use it as `herta::breakers!`: its documentation there adds an example, run as a \
+           doctest.\n"
+)]
+/// Each entry is `attributes visibility IDENT: "name" = breaker(options);`
+/// (the last `;` is optional). Options, all optional (the defaults of
+/// `Breaker::new`): `failure_rate` (percent, 1–100), `min_calls` (at least
+/// 1), `window` (a duration, at least `"10ms"`: 10 buckets of 1 ms),
+/// `open_for` (a duration), `probes` (1–65 535), `slow_call` (a duration)
+/// and `slow_rate` (percent, with `slow_call`). Compile errors, each on
+/// the offending token: an unknown option (with the closest one), a value
+/// out of its range, `slow_rate` without `slow_call`, an empty name, and a
+/// name or identifier declared twice.
+///
+/// Contracts then name a breaker by its constant, `breaker = PAYMENTS`.
+#[proc_macro]
+pub fn breakers(input: TokenStream) -> TokenStream {
+    breakers::expand(input.into()).into()
 }
 
 #[cfg_attr(

@@ -58,6 +58,7 @@ pub(crate) enum Key {
     Jitter,
     MaxWait,
     Deadline,
+    Breaker,
 }
 
 impl Key {
@@ -81,6 +82,7 @@ impl Key {
             Key::Jitter => "jitter",
             Key::MaxWait => "max_wait",
             Key::Deadline => "deadline",
+            Key::Breaker => "breaker",
         }
     }
 }
@@ -111,6 +113,7 @@ impl Within {
                 Key::Wrapper,
                 Key::MaxWait,
                 Key::Deadline,
+                Key::Breaker,
             ],
             Within::Contract => &[
                 Key::Effect,
@@ -122,6 +125,7 @@ impl Within {
                 Key::Name,
                 Key::MaxWait,
                 Key::Deadline,
+                Key::Breaker,
             ],
             Within::Retry => &[Key::On, Key::Max, Key::Backoff],
             Within::SerializeBy => &[Key::Scope, Key::Show],
@@ -186,6 +190,8 @@ pub(crate) struct Attr {
     pub max_wait: Option<Timeout>,
     /// `deadline = "5s"` (a duration, read like `timeout`).
     pub deadline: Option<Timeout>,
+    /// `breaker = PAYMENTS` or `breaker = "payments"`.
+    pub breaker: Option<ResourceKey>,
 }
 
 /// Which keys were written, and how.

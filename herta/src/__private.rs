@@ -10,7 +10,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::marker::PhantomData;
 
-pub use crate::call::Bound;
+pub use crate::call::{Bound, BreakerUse, NoBreaker, WithBreaker};
 pub use crate::contract::{ContractFields, ContractParts, Keyed, OneAttempt, Retried, Unkeyed};
 pub use crate::error::{ErrorSource, NoSource, SourceIsError, SourceIsInner, SourceOf};
 pub use crate::keys::NoKey;

@@ -41,6 +41,7 @@ pub struct Contract {
     backoff: Option<Backoff>,
     max_wait: Option<Duration>,
     deadline: Option<Duration>,
+    breaker: Option<&'static str>,
 }
 
 impl Contract {
@@ -59,6 +60,7 @@ impl Contract {
             backoff,
             max_wait,
             deadline,
+            breaker,
         } = fields;
         Contract {
             operation,
@@ -72,6 +74,7 @@ impl Contract {
             backoff,
             max_wait,
             deadline,
+            breaker,
         }
     }
 
@@ -164,6 +167,13 @@ impl Contract {
     pub const fn backoff(&self) -> Option<Backoff> {
         self.backoff
     }
+
+    /// The circuit breaker its attempts count in and that refuses its
+    /// calls while open, declared with `breaker = PAYMENTS` (or
+    /// `breaker = "payments"`); checked at bind.
+    pub const fn breaker(&self) -> Option<&'static str> {
+        self.breaker
+    }
 }
 
 /// A contract, field by field: what `#[herta::operation]` and
@@ -193,6 +203,8 @@ pub struct ContractFields {
     pub max_wait: Option<Duration>,
     /// The whole-call deadline, from admission.
     pub deadline: Option<Duration>,
+    /// The circuit breaker's name, if any.
+    pub breaker: Option<&'static str>,
 }
 
 impl ContractFields {
@@ -304,6 +316,10 @@ pub trait ContractParts {
     type Keying;
     /// [`Retried`] or [`OneAttempt`].
     type Requests;
+    /// The breaker stage of its calls: `NoBreaker` or `WithBreaker`
+    /// (whether it declares `breaker = …`; the tower layer's bounds ask
+    /// for `BreakerUse`).
+    type Breaker;
 }
 
 /// A contract that declares `serialize_by`.

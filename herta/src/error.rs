@@ -302,6 +302,12 @@ pub enum Busy {
         /// `serialize_by(param, show_key = true)`; else `None`.
         value: Option<String>,
     },
+    /// The operation's circuit breaker was open (or half-open with every
+    /// probe out): the call was refused before it queued for anything.
+    Breaker {
+        /// The breaker's name.
+        breaker: &'static str,
+    },
 }
 
 impl fmt::Display for Busy {
@@ -316,6 +322,7 @@ impl fmt::Display for Busy {
                 parameter,
                 value: Some(value),
             } => write!(f, "the key `{parameter}` = {value} is busy"),
+            Busy::Breaker { breaker } => write!(f, "circuit breaker `{breaker}` is open"),
         }
     }
 }
@@ -368,6 +375,21 @@ pub enum ConfigError {
         /// The resource's name.
         resource: String,
     },
+    /// A breaker's values cannot make a breaker (a rate outside 1–100,
+    /// `min_calls` or `probes` 0, a window shorter than its buckets, …).
+    #[error("breaker `{breaker}` is invalid: {reason}")]
+    InvalidBreaker {
+        /// The breaker's name.
+        breaker: String,
+        /// What is wrong, and the valid range.
+        reason: String,
+    },
+    /// Two breakers share a name.
+    #[error("breaker `{breaker}` is declared twice; breaker names must be unique")]
+    DuplicateBreaker {
+        /// The repeated name.
+        breaker: String,
+    },
 }
 
 /// Why `Operation::bind` refused to bind a contract to a runtime.
@@ -390,6 +412,22 @@ pub enum BindError {
         operation: &'static str,
         /// The name it used.
         resource: &'static str,
+        /// The closest declared name, if one is close.
+        suggestion: Option<String>,
+    },
+    /// The contract names a circuit breaker this runtime does not declare.
+    #[error(
+        "operation `{operation}` uses breaker `{breaker}`, which this runtime does not declare{}",
+        suggestion.as_ref().map_or_else(
+            || "; declare it with `Runtime::builder().breaker(..)`".to_owned(),
+            |s| format!("; did you mean `{s}`?"),
+        )
+    )]
+    UnknownBreaker {
+        /// The operation's name.
+        operation: &'static str,
+        /// The name it used.
+        breaker: &'static str,
         /// The closest declared name, if one is close.
         suggestion: Option<String>,
     },

@@ -8,9 +8,10 @@
 //! `metrics` feature, records its metric (see `crate::metrics`). A new
 //! consumer of events is added here, once, beside these. How a call ended
 //! is one event, [`Event::Ended`], in the vocabulary of [`crate::kinds`].
-//! Two events are the runtime's own, not a call's: an operator changed a
+//! Three events are the runtime's own, not a call's: an operator changed a
 //! budget's capacity or queue limit ([`capacity_changed`],
-//! [`queue_limit_changed`]); their effects are made here too.
+//! [`queue_limit_changed`]), and a breaker changed state
+//! ([`breaker_moved`]); their effects are made here too.
 //!
 //! The cargo features are handled here and nowhere else: without `tracing`
 //! the call's span ([`CallSpan`], [`SpanEnd`]) holds nothing and no tracing
@@ -283,6 +284,18 @@ pub(crate) fn rate_changed(
     now: (u32, std::time::Duration, u32),
 ) {
     traced!(trace::rate_changed(resource, previous, now));
+}
+
+/// Breaker `breaker` moved from one state to another: its tracing event,
+/// its state gauge and its transitions counter.
+#[cfg_attr(
+    not(any(feature = "tracing", feature = "metrics")),
+    allow(unused_variables)
+)]
+pub(crate) fn breaker_moved(breaker: &'static str, moved: crate::breaker::report::Transition) {
+    traced!(trace::breaker_moved(breaker, moved));
+    #[cfg(feature = "metrics")]
+    crate::metrics::breaker_moved(breaker, moved.to);
 }
 
 /// A call's `herta.operation` span (feature `tracing`; else nothing).

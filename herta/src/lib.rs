@@ -86,6 +86,7 @@
 #![warn(missing_docs)]
 
 mod arbiter;
+mod breaker;
 mod call;
 mod context;
 mod contract;
@@ -143,8 +144,12 @@ pub mod guide {
     pub mod fleet {}
     #[doc = include_str!("../docs/limits.md")]
     pub mod limits {}
+    #[doc = include_str!("../docs/breakers.md")]
+    pub mod breakers {}
 }
 
+pub use breaker::declaration::{Breaker, BUCKETS, MIN_BUCKET};
+pub use breaker::report::BreakerState;
 pub use context::Context;
 pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
 pub use deadline::{current_deadline, deadline};
@@ -275,6 +280,44 @@ pub use herta_macros::operation;
 #[doc(inline)]
 pub use herta_macros::resources;
 
+/// Declares circuit breakers: each entry is a [`Breaker`] constant.
+///
+/// ```
+/// herta::breakers! {
+///     /// The payments provider.
+///     pub PAYMENTS: "payments" = breaker(failure_rate = 50, min_calls = 10,
+///                                        window = "10s", open_for = "30s", probes = 2);
+///     /// The search backend: slow answers count too.
+///     pub SEARCH: "search" = breaker(slow_call = "2s", slow_rate = 80);
+/// }
+/// // The same as:
+/// // pub const PAYMENTS: herta::Breaker = herta::Breaker::new("payments")
+/// //     .with_failure_rate(50).with_min_calls(10)
+/// //     .with_window(Duration::from_secs(10)).with_open_for(Duration::from_secs(30))
+/// //     .with_probes(2);
+///
+/// #[herta::operation(effect = NonIdempotent, resources("worker" = 1), breaker = PAYMENTS)]
+/// async fn charge(customer: String) -> Result<u64, herta::Failure<std::io::Error>> {
+///     Ok(42)
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let rt = herta::Runtime::builder()
+///     .resource(herta::Resource::new("worker", 4))
+///     .breaker(PAYMENTS)
+///     .breaker(SEARCH)
+///     .build()?;
+/// let charge = Charge::bind(&rt)?;
+/// assert_eq!(charge.call("ada".to_owned()).await?, 42);
+/// assert_eq!(rt.stats().breaker("payments").unwrap().calls, 1);
+/// # Ok(()) }
+/// ```
+///
+/// Its compile errors are on the [`contract_rules`] page.
+#[doc(inline)]
+pub use herta_macros::breakers;
+
 /// Declares an execution contract without a handler, on a unit struct.
 ///
 /// The keys and compile-time rules are those of [`operation`] (minus
@@ -335,4 +378,4 @@ pub use outcome::{Admission, Classify, Effect, Failure, Outcome, ResultExt};
 pub use resource::Resource;
 pub use retry::{Backoff, Jitter, RetryBudget};
 pub use runtime::{Runtime, RuntimeBuilder};
-pub use stats::{OperationStats, RateStats, ResourceStats, Stats};
+pub use stats::{BreakerStats, OperationStats, RateStats, ResourceStats, Stats};

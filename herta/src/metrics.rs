@@ -11,7 +11,7 @@
 //! everything; calls themselves may run anywhere.
 //!
 //! Labels are `operation` (the contract's `name`, else the function's name),
-//! `outcome`, `stage` and `resource`: **never a key value**, so a million
+//! `outcome`, `stage`, `resource`, `breaker` and `to`: **never a key value**, so a million
 //! keys add no series. Durations are in **seconds** (f64).
 //!
 //! | metric | kind | labels | what it counts |
@@ -30,6 +30,8 @@
 //! | `herta_budget_waiting` | gauge | `resource` | calls queued for the budget now |
 //! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built, and by `Runtime::set_capacity`) |
 //! | `herta_budget_available` | gauge | `resource` | a rate budget's units in its bucket after its last grant (set at each grant; `Stats` reads the bucket now) |
+//! | `herta_breaker_state` | gauge | `breaker` | 0 closed, 1 open, 2 half-open (set to 0 when the runtime is built, then at each transition) |
+//! | `herta_breaker_transitions_total` | counter | `breaker`, `to` (`closed`, `open`, `half_open`) | state changes; a breaker's refusals count as `throttled` in `herta_calls_total` |
 //!
 //! The gauges are updated on every change, by the budget's arbiter itself
 //! (increments and decrements, so concurrent changes never leave a stale
@@ -79,6 +81,20 @@ use ::metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
 
 use crate::kinds::{Ending, Label, Queue};
 use crate::resource::Resource;
+
+/// Breaker `breaker` entered `to`: its state gauge and its transitions
+/// counter.
+#[cold]
+pub(crate) fn breaker_moved(breaker: &'static str, to: crate::breaker::report::BreakerState) {
+    gauge!("herta_breaker_state", "breaker" => breaker).set(f64::from(to.gauge()));
+    counter!("herta_breaker_transitions_total", "breaker" => breaker, "to" => to.name())
+        .increment(1);
+}
+
+/// Breaker `breaker`'s state gauge at 0 (closed), when the runtime is built.
+pub(crate) fn breaker_registered(breaker: &'static str) {
+    gauge!("herta_breaker_state", "breaker" => breaker).set(0.0);
+}
 
 /// One budget's `in_use`, `waiting` and `capacity` gauges, moved by the
 /// arbiter.

@@ -7,13 +7,15 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::arbiter::{Arbiter, Kind};
+use crate::breaker::circuit::Circuit;
+use crate::breaker::declaration::Breaker;
 use crate::error::ConfigError;
 use crate::gate::Gate;
 use crate::keys::KeyTable;
 use crate::resource::Resource;
 use crate::retry::budget::{Bucket, RetryBudget};
 use crate::retry::random::JitterSource;
-use crate::stats::{Registry, ResourceStats, Stats};
+use crate::stats::{BreakerStats, Registry, ResourceStats, Stats};
 
 mod live;
 
@@ -71,6 +73,8 @@ pub(crate) struct Inner {
     pub(crate) jitter: JitterSource,
     /// The runtime-wide retry budget, if one was given.
     pub(crate) retry_budget: Option<Bucket>,
+    /// The circuit breakers' states, in declaration order.
+    pub(crate) breakers: Vec<Arc<Circuit>>,
 }
 
 /// One registered key space: its table, type-erased, and the name of the
@@ -107,6 +111,7 @@ impl Runtime {
             resources: Vec::new(),
             jitter_seed: None,
             retry_budget: None,
+            breakers: Vec::new(),
         }
     }
 
@@ -192,7 +197,19 @@ impl Runtime {
                 }),
             })
             .collect();
-        inner.operations.stats(keys, resources)
+        let mut stats = inner.operations.stats(keys, resources);
+        stats.breakers = inner.breakers.iter().map(|c| breaker_stats(c)).collect();
+        stats
+    }
+
+    /// The state of the breaker named `name` in this runtime, if it
+    /// declares one.
+    pub(crate) fn circuit(&self, name: &str) -> Option<Arc<Circuit>> {
+        self.inner
+            .breakers
+            .iter()
+            .find(|c| c.breaker.name() == name)
+            .cloned()
     }
 
     /// The key table of `space`, created on first use and recorded as keyed
@@ -245,9 +262,18 @@ pub struct RuntimeBuilder {
     resources: Vec<Resource>,
     jitter_seed: Option<u64>,
     retry_budget: Option<RetryBudget>,
+    breakers: Vec<Breaker>,
 }
 
 impl RuntimeBuilder {
+    /// Adds a circuit breaker, which contracts name with `breaker = …`.
+    /// This runtime keeps its own state for it (closed at first). Order
+    /// does not matter.
+    pub fn breaker(mut self, breaker: Breaker) -> Self {
+        self.breakers.push(breaker);
+        self
+    }
+
     /// Adds a budget. Order does not matter.
     pub fn resource(mut self, resource: Resource) -> Self {
         self.resources.push(resource);
@@ -275,8 +301,9 @@ impl RuntimeBuilder {
     /// # Errors
     ///
     /// [`ConfigError`] when no resource was declared, a name is empty or
-    /// repeated, a capacity is 0 (a budget no call could ever take), or a
-    /// queue limit is 0.
+    /// repeated, a capacity is 0 (a budget no call could ever take), a
+    /// queue limit is 0, or a breaker's values are out of range
+    /// ([`ConfigError::InvalidBreaker`]).
     pub fn build(self) -> Result<Runtime, ConfigError> {
         if self.resources.is_empty() {
             return Err(ConfigError::NoResources);
@@ -318,6 +345,18 @@ impl RuntimeBuilder {
                 });
             }
         }
+        for (i, b) in self.breakers.iter().enumerate() {
+            b.check()?;
+            if self.breakers[..i].iter().any(|o| o.name() == b.name()) {
+                return Err(ConfigError::DuplicateBreaker {
+                    breaker: b.name().to_owned(),
+                });
+            }
+        }
+        #[cfg(feature = "metrics")]
+        for b in &self.breakers {
+            crate::metrics::breaker_registered(b.name());
+        }
         let mut arbiter = Arbiter::with_kinds(self.resources.iter().map(|r| match r.rate_of() {
             None => Kind::Concurrency(r.capacity()),
             Some((count, period)) => Kind::Rate {
@@ -342,7 +381,25 @@ impl RuntimeBuilder {
                 key_spaces: Mutex::new(HashMap::new()),
                 jitter: JitterSource::new(self.jitter_seed),
                 retry_budget: self.retry_budget.as_ref().map(Bucket::new),
+                breakers: self
+                    .breakers
+                    .into_iter()
+                    .map(|b| Arc::new(Circuit::new(b)))
+                    .collect(),
             }),
         })
+    }
+}
+
+/// The figures of `circuit`, now.
+fn breaker_stats(circuit: &Circuit) -> BreakerStats {
+    let (state, counts, opened, refused) = circuit.snapshot();
+    BreakerStats {
+        name: circuit.breaker.name(),
+        state,
+        failure_rate: counts.failure_rate(),
+        calls: counts.calls,
+        opened,
+        refused,
     }
 }

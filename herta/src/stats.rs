@@ -91,6 +91,8 @@ pub struct Stats {
     /// deadline (contract `deadline` or a `herta::deadline` scope) passed
     /// while they waited or ran.
     pub deadline_exceeded: u64,
+    /// Every circuit breaker of the runtime, in declaration order.
+    pub breakers: Vec<BreakerStats>,
     /// The same counters for each operation bound to the runtime, by
     /// operation name (the contract's `name`, else the function's name),
     /// sorted by name. Two bindings of one name are one entry (their sum);
@@ -228,6 +230,13 @@ impl fmt::Display for Stats {
                 write!(f, ", queue limit {limit}")?;
             }
         }
+        for b in &self.breakers {
+            write!(
+                f,
+                "\nbreaker {}: {}, failure rate {}% of {} calls in the window, opened {}, refused {}",
+                b.name, b.state, b.failure_rate, b.calls, b.opened, b.refused
+            )?;
+        }
         if !self.operations.is_empty() {
             write!(f, "\noperations:")?;
         }
@@ -238,7 +247,32 @@ impl fmt::Display for Stats {
     }
 }
 
+/// One circuit breaker's figures, read now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BreakerStats {
+    /// The breaker's name.
+    pub name: &'static str,
+    /// Its state as last changed (an open breaker whose open period is
+    /// over turns half-open at the next call).
+    pub state: crate::BreakerState,
+    /// The failure rate of its window now, in percent (slow attempts
+    /// included).
+    pub failure_rate: u8,
+    /// The attempts its window holds now.
+    pub calls: u64,
+    /// Times it opened (from closed or half-open).
+    pub opened: u64,
+    /// Calls and retries it refused.
+    pub refused: u64,
+}
+
 impl Stats {
+    /// The figures of the breaker named `name`.
+    pub fn breaker(&self, name: &str) -> Option<&BreakerStats> {
+        self.breakers.iter().find(|b| b.name == name)
+    }
+
     /// The figures of the resource named `name`.
     pub fn resource(&self, name: &str) -> Option<&ResourceStats> {
         self.resources.iter().find(|r| r.name == name)
@@ -544,6 +578,7 @@ impl Registry {
             resources,
             retries_denied: all.retries_denied,
             deadline_exceeded: all.deadline_exceeded,
+            breakers: Vec::new(),
             operations,
         }
     }

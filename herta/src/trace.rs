@@ -26,6 +26,7 @@
 //! | `deadline exceeded` | `WARN` | `operation`, `outcome`, `attempts` (0: the deadline passed while the call waited; else the attempt dropped) |
 //! | `capacity changed` | `INFO` | `resource`, `previous`, `capacity`, `in_use` (units held at the change; [`Runtime::set_capacity`](crate::Runtime::set_capacity)) |
 //! | `queue limit changed` | `INFO` | `resource`, `previous`, `queue_limit` (a number, or `none`; [`Runtime::set_queue_limit`](crate::Runtime::set_queue_limit)) |
+//! | `breaker state changed` | `WARN` when it opens, else `INFO` | `breaker`, `from`, `to` (`closed`, `open`, `half_open`), `failure_rate` (percent) and `calls` of its window then; once per transition, by the call that made it |
 //!
 //! `WARN` events name the `operation` themselves, so they say where they come
 //! from even when the subscriber filters the `DEBUG` span out. A successful
@@ -170,6 +171,9 @@ mod emit {
             } => {
                 tracing::debug!(target: "herta", key = *parameter, value = value.as_str(), "throttled");
             }
+            Busy::Breaker { breaker } => {
+                tracing::debug!(target: "herta", breaker = *breaker, "throttled");
+            }
         }
     }
 
@@ -292,6 +296,21 @@ mod emit {
     #[inline(never)]
     pub(crate) fn capacity_changed(resource: &str, previous: u32, capacity: u32, in_use: u32) {
         tracing::info!(target: "herta", resource, previous, capacity, in_use, "capacity changed");
+    }
+
+    /// `breaker state changed`, `WARN` when it opens, else `INFO`: breaker
+    /// `breaker` moved `from` → `to` (`closed`, `open`, `half_open`), with
+    /// the window's `failure_rate` (percent) and `calls` then.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn breaker_moved(breaker: &str, moved: crate::breaker::report::Transition) {
+        let (from, to) = (moved.from.name(), moved.to.name());
+        let (failure_rate, calls) = (moved.counts.failure_rate(), moved.counts.calls);
+        if moved.to == crate::breaker::report::BreakerState::Open {
+            tracing::warn!(target: "herta", breaker, from, to, failure_rate, calls, "breaker state changed");
+        } else {
+            tracing::info!(target: "herta", breaker, from, to, failure_rate, calls, "breaker state changed");
+        }
     }
 
     /// `queue limit changed`, `INFO`: `Runtime::set_queue_limit` moved a

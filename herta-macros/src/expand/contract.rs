@@ -55,6 +55,20 @@ impl Spec<'_> {
             .collect()
     }
 
+    /// The breaker's name as the constant writes it: `Some("payments")`,
+    /// or the declared constant's name (its type checked by rustc, on the
+    /// path, as a `herta::Breaker`).
+    pub(super) fn breaker_name(&self) -> TokenStream {
+        match &self.attr.breaker {
+            None => quote!(::core::option::Option::None),
+            Some(ResourceKey::Name(lit)) => quote!(::core::option::Option::Some(#lit)),
+            Some(ResourceKey::Path(path)) => {
+                let span = syn::spanned::Spanned::span(path);
+                quote::quote_spanned!(span=> ::core::option::Option::Some(::herta::Breaker::name(&#path)))
+            }
+        }
+    }
+
     /// `ContractFields { .. }.into_contract()`, as a constant expression.
     pub(super) fn contract_const(&self) -> TokenStream {
         let name = &self.name;
@@ -117,6 +131,7 @@ impl Spec<'_> {
             }
             None => none,
         };
+        let breaker = self.breaker_name();
         quote! {{
             const RESOURCES: &[::herta::ResourceUse] = &[#(#resources),*];
             const RETRY_ON: &[::herta::Outcome] = &[#retry_on];
@@ -132,6 +147,7 @@ impl Spec<'_> {
                 backoff: #backoff,
                 max_wait: #max_wait,
                 deadline: #deadline,
+                breaker: #breaker,
             }
             .into_contract()
         }}

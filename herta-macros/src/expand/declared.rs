@@ -76,6 +76,10 @@ fn expand(contract: &ContractItem) -> TokenStream {
         Some(_) => quote!(::herta::__private::Retried),
         None => quote!(::herta::__private::OneAttempt),
     };
+    let breaker = match spec.attr.breaker {
+        Some(_) => quote!(::herta::__private::WithBreaker),
+        None => quote!(::herta::__private::NoBreaker),
+    };
     let checks = spec.resource_checks();
     quote! {
         #(#docs)*
@@ -98,6 +102,7 @@ fn expand(contract: &ContractItem) -> TokenStream {
         impl ::herta::__private::ContractParts for #ident {
             type Keying = #keying;
             type Requests = #requests;
+            type Breaker = #breaker;
         }
 
         #(#cfgs)*

@@ -179,6 +179,10 @@ impl Wrapper<'_> {
             Some(_) => quote!(__herta_state, #context),
             None => context,
         };
+        let stage = match &self.op.attr.breaker {
+            None => quote!(::herta::__private::NoBreaker),
+            Some(_) => quote!(::herta::__private::WithBreaker),
+        };
         // A contract that declares `deadline` runs its handler in a
         // `herta::deadline` scope of the call's deadline, so that the calls
         // it makes inherit it; the others call the handler as it is.
@@ -192,7 +196,7 @@ impl Wrapper<'_> {
         };
         if self.retry.is_none() {
             return quote! {
-                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), move |#context_param: ::herta::Context| {
+                ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), #stage, move |#context_param: ::herta::Context| {
                     #handler_call
                 })
                 .await
@@ -210,7 +214,7 @@ impl Wrapper<'_> {
             }
         });
         quote! {
-            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), |#context_param: ::herta::Context| {
+            ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), #stage, |#context_param: ::herta::Context| {
                 #(#clones)*
                 #handler_call
             })

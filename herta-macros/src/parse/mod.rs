@@ -17,7 +17,6 @@ use crate::diag::{error, Errors};
 use crate::handler::Handler;
 use crate::model::{Attr, ContractItem, Key, Operation, Within};
 
-#[cfg(test)]
 pub(crate) use durations::parse_timeout;
 
 /// Reads the attribute and the function; `None` when the item is not a
@@ -111,6 +110,7 @@ pub(crate) fn attr(args: TokenStream, within: Within, errors: &mut Errors) -> At
             Key::Deadline => {
                 attr.deadline = errors.handle(durations::duration(&meta, "deadline", "5s"));
             }
+            Key::Breaker => attr.breaker = errors.handle(values::breaker(&meta)),
         }
     }
     attr

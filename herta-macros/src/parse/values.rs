@@ -3,6 +3,8 @@
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta};
 
+use crate::model::ResourceKey;
+
 use super::durations::duration;
 use super::items::{self, value_of};
 use crate::diag::{error, error_spanned, Errors};
@@ -122,6 +124,32 @@ pub(super) fn string(meta: &Meta, key: &str, example: &str) -> syn::Result<LitSt
             other.span(),
             format_args!("`{key}` takes a string"),
             format_args!("write `{key} = {example}`"),
+        )),
+    }
+}
+
+/// `breaker = PAYMENTS` (a constant made by `herta::breakers!`) or
+/// `breaker = "payments"` (checked at bind): exactly one breaker.
+pub(super) fn breaker(meta: &Meta) -> syn::Result<ResourceKey> {
+    match value_of(meta, "breaker", "PAYMENTS")? {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Ok(ResourceKey::Name(s.clone())),
+        Expr::Path(p) if p.qself.is_none() => Ok(ResourceKey::Path(p.path.clone())),
+        Expr::Array(a) if a.elems.len() > 1 => Err(error(
+            a.elems[1].span(),
+            "a contract names at most one breaker: its attempts count in one breaker",
+            "keep one breaker per dependency: `breaker = PAYMENTS`, or split the operation in two",
+        )),
+        Expr::Tuple(t) if t.elems.len() > 1 => Err(error(
+            t.elems[1].span(),
+            "a contract names at most one breaker: its attempts count in one breaker",
+            "keep one breaker per dependency: `breaker = PAYMENTS`, or split the operation in two",
+        )),
+        other => Err(error(
+            other.span(),
+            "`breaker` takes one breaker: a constant declared with `herta::breakers!` or its name as a string",
+            "write `breaker = PAYMENTS` or `breaker = \"payments\"`",
         )),
     }
 }

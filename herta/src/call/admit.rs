@@ -23,14 +23,16 @@ use std::mem::ManuallyDrop;
 use super::attempts::Next;
 use super::backoff::{self, Between};
 use super::bound::BoundInner;
+use super::budgets;
 use super::ended::{self, End, Refusal};
 use super::table_key::TableKey;
 use super::waiting::Limits;
-use crate::arbiter::Permit;
+use crate::arbiter::{Needs, Permit, TryAcquireError};
 use crate::error::{Error, ErrorSource};
 use crate::events::{AttemptClock, Event, Events, SpanEnd};
 use crate::keys::KeyGuard;
 use crate::kinds::{Ending, StoppedAt};
+use crate::runtime::Inner;
 use crate::stats::Counters;
 
 /// One admitted call of a bound operation: counted out of the gate by
@@ -150,6 +152,20 @@ impl<'a, K> Admitted<'a, K> {
     #[cfg_attr(debug_assertions, inline)]
     pub(crate) fn started(&self) {
         self.events().emit(Event::Started);
+    }
+
+    /// Stage 4's try: takes `needs` at once if the budgets have room
+    /// (held from then on); else why not, for [`budgets::contended`].
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    pub(crate) fn take_budgets(
+        &mut self,
+        rt: &'a Inner,
+        needs: &'a Needs,
+    ) -> Option<TryAcquireError> {
+        (budgets::try_acquire(rt, needs))
+            .map(|taken| self.held.permit = Some(taken))
+            .err()
     }
 
     /// Reports that an attempt ended (its duration, with `metrics`).

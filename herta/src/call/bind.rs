@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::table_key::TableKey;
 use crate::arbiter::{Arbiter, Need, Needs};
+use crate::breaker::circuit::Circuit;
 use crate::contract::Contract;
 use crate::error::BindError;
 use crate::keys::KeyTable;
@@ -134,4 +135,27 @@ where
             key_type,
             existing,
         })
+}
+
+/// The state, in `runtime`, of the breaker `contract` names (if it names
+/// one); an unknown name is refused with the closest declared name.
+pub(super) fn breaker(
+    runtime: &Runtime,
+    contract: &Contract,
+) -> Result<Option<Arc<Circuit>>, BindError> {
+    let Some(name) = contract.breaker() else {
+        return Ok(None);
+    };
+    match runtime.circuit(name) {
+        Some(circuit) => Ok(Some(circuit)),
+        None => Err(BindError::UnknownBreaker {
+            operation: contract.operation(),
+            breaker: name,
+            suggestion: herta_contract::closest(
+                name,
+                runtime.inner.breakers.iter().map(|c| c.breaker.name()),
+            )
+            .map(str::to_owned),
+        }),
+    }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::table_key::{KeyOps, TableKey};
 use crate::arbiter::Needs;
+use crate::breaker::circuit::Circuit;
 use crate::contract::Contract;
 use crate::events::{CallSpan, Events, Recorders, SpanEnabled};
 use crate::keys::KeyTable;
@@ -38,6 +39,8 @@ pub(crate) struct BoundInner<K: 'static> {
     pub(crate) limited: bool,
     /// This binding's counters and metric handles.
     pub(crate) recorders: Recorders,
+    /// Its circuit breaker's state in this runtime, with `breaker = …`.
+    pub(crate) breaker: Option<Arc<Circuit>>,
 }
 
 impl<K: 'static> BoundInner<K> {

@@ -2,13 +2,17 @@
 //!
 //! 1. [`admit`]: the admission gate counts the call in (or refuses it: the
 //!    runtime is stopping);
-//! 2. [`key`]: with `serialize_by`, the call's key (before budgets, so a
+//! 2. [`breaker`]: with `breaker = …`, the call passes the breaker or is
+//!    refused while it is open, before it queues for anything (and again
+//!    after a wait for its key or budgets); each retry passes it again,
+//!    and every attempt's end is counted there;
+//! 3. [`key`]: with `serialize_by`, the call's key (before budgets, so a
 //!    same-key waiter holds no budget);
-//! 3. [`budgets`]: every budget, all at once or none;
-//! 4. [`attempts`]: the handler, each attempt under a fresh timeout, its
+//! 4. [`budgets`]: every budget, all at once or none;
+//! 5. [`attempts`]: the handler, each attempt under a fresh timeout, its
 //!    failure classified, and what follows decided by one
 //!    [`Policy::next`](attempts::Policy::next) (stop, yield, or sleep);
-//! 5. [`backoff`]: between two attempts, carries that out: the sleep
+//! 6. [`backoff`]: between two attempts, carries that out: the sleep
 //!    (budgets given back, key kept) and the budgets again, or a pass
 //!    through the scheduler;
 //!
@@ -68,6 +72,7 @@ mod attempts;
 mod backoff;
 mod bind;
 mod bound;
+mod breaker;
 mod budgets;
 mod ended;
 mod key;
@@ -87,6 +92,7 @@ use crate::events::{AttemptClock, Recorders, SpanEnabled, SpanEnd};
 use crate::outcome::{HandlerOutput, Outcome};
 use crate::runtime::Runtime;
 use bound::BoundInner;
+pub use breaker::{BreakerUse, NoBreaker, WithBreaker};
 use ended::End;
 use table_key::KeyOps;
 
@@ -148,6 +154,7 @@ impl<K: 'static> Bound<K> {
         bind::open(runtime, contract)?;
         let needs = bind::needs(runtime, contract)?;
         let keys = bind::key_table::<K>(runtime, contract)?;
+        let breaker = bind::breaker(runtime, contract)?;
         Ok(Bound {
             inner: Arc::new(BoundInner {
                 runtime: runtime.clone(),
@@ -161,6 +168,7 @@ impl<K: 'static> Bound<K> {
                     .map(|_| describe_key),
                 limited: waiting::Limits::declared_by(contract),
                 recorders: Recorders::register(&runtime.inner.operations, contract.operation()),
+                breaker,
             }),
         })
     }
@@ -176,11 +184,12 @@ impl<K: 'static> Bound<K> {
     /// `classify` (like `call`'s) is generic, so the macro's function item
     /// passes as a zero-sized value: a call carries no function pointer.
     #[inline]
-    pub fn call_once<'a, F, Fut, S, C>(
+    pub fn call_once<'a, F, Fut, S, C, B>(
         &'a self,
         key: Option<K>,
         classify: C,
         chain: S,
+        breaker: B,
         attempt: F,
     ) -> impl Future<Output = CallResult<Fut>> + 'a
     where
@@ -189,9 +198,10 @@ impl<K: 'static> Bound<K> {
         Fut::Output: HandlerOutput,
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err> + 'a,
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
+        B: BreakerUse,
     {
         let mut attempt = Some(attempt);
-        self.call(key, classify, no_hint, chain, move |ctx| {
+        self.call(key, classify, no_hint, chain, breaker, move |ctx| {
             // `call` makes one attempt when the contract allows one; a contract
             // without retry has `max_attempts == 1`.
             (attempt
@@ -208,7 +218,9 @@ impl<K: 'static> Bound<K> {
     /// `classify` gives a failed attempt's outcome; `retry_after` reads the
     /// server's hint from a failed attempt's error
     /// ([`Classify::retry_after`](crate::Classify::retry_after)). Both are
-    /// generic, so a function item costs nothing to carry.
+    /// generic, so a function item costs nothing to carry. `breaker` is
+    /// the contract's breaker stage ([`NoBreaker`] or [`WithBreaker`]), a
+    /// zero-sized value.
     ///
     /// Not an `async fn`: the span is opened when this is called (the
     /// generated `call` calls it from its own first poll, so nothing changes
@@ -218,12 +230,13 @@ impl<K: 'static> Bound<K> {
     /// before `run`'s future so that nothing between them forces the future
     /// to be copied.
     #[inline(always)]
-    pub fn call<'a, F, Fut, S, C, R>(
+    pub fn call<'a, F, Fut, S, C, R, B>(
         &'a self,
         key: Option<K>,
         classify: C,
         retry_after: R,
         chain: S,
+        breaker: B,
         attempt: F,
     ) -> impl Future<Output = CallResult<Fut>> + 'a
     where
@@ -233,9 +246,18 @@ impl<K: 'static> Bound<K> {
         S: ErrorSource<<Fut::Output as HandlerOutput>::Err> + 'a,
         C: Fn(&<Fut::Output as HandlerOutput>::Err) -> Outcome + 'a,
         R: Fn(&<Fut::Output as HandlerOutput>::Err) -> Option<Duration> + 'a,
+        B: BreakerUse,
     {
         let (span, enabled) = self.inner.span(key.as_ref());
-        span.instrument(self.run(key, classify, retry_after, chain, attempt, enabled))
+        let _ = breaker;
+        span.instrument(self.run::<F, Fut, S, C, R, B>(
+            key,
+            classify,
+            retry_after,
+            chain,
+            attempt,
+            enabled,
+        ))
     }
 
     /// The call itself: admission, the stages, the finish.
@@ -258,7 +280,7 @@ impl<K: 'static> Bound<K> {
     /// the argument itself in its state (the handler twice, in every call's
     /// future); the block reads the captured arguments in place.
     #[allow(clippy::manual_async_fn)] // an `async fn` would copy its arguments
-    fn run<'a, F, Fut, S, C, R>(
+    fn run<'a, F, Fut, S, C, R, B: BreakerUse>(
         &'a self,
         key: Option<K>,
         classify: C,
@@ -266,7 +288,7 @@ impl<K: 'static> Bound<K> {
         chain: S,
         mut handler: F,
         span: SpanEnabled,
-    ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R>
+    ) -> impl Future<Output = CallResult<Fut>> + use<'a, K, F, Fut, S, C, R, B>
     where
         F: FnMut(Context) -> Fut,
         Fut: Future,
@@ -286,8 +308,8 @@ impl<K: 'static> Bound<K> {
             let end = 'stages: {
                 let admission = contract.admission();
                 let limits = waiting::Limits::of_call(contract, inner.limited);
-                let wait = match key::take(inner, key, admission, &mut call.held().key) {
-                    Ok(wait) => wait,
+                let (mut pass, wait) = match B::enter(inner, key, admission, call.held()) {
+                    Ok(entered) => entered,
                     Err(refused) => break 'stages Err(End::Refused(refused)),
                 };
                 if let Some((table, key)) = wait {
@@ -297,10 +319,7 @@ impl<K: 'static> Bound<K> {
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
                 }
-                let busy = (budgets::try_acquire(rt, &inner.needs))
-                    .map(|taken| call.held().permit = Some(taken))
-                    .err();
-                if let Some(error) = busy {
+                if let Some(error) = call.take_budgets(rt, &inner.needs) {
                     let (events, needs) = (call.events(), &inner.needs);
                     let wait = budgets::contended(rt, needs, error, admission, events, &limits);
                     match wait.await {
@@ -308,9 +327,10 @@ impl<K: 'static> Bound<K> {
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
                 }
-                if limits.passed() {
-                    break 'stages Err(End::Refused(ended::Refusal::DeadlineExceeded));
-                }
+                pass = match B::ready(&limits, pass) {
+                    Ok(pass) => pass,
+                    Err(refused) => break 'stages Err(End::Refused(refused)),
+                };
                 call.started();
                 attempts::first(rt, contract);
                 loop {
@@ -330,18 +350,20 @@ impl<K: 'static> Bound<K> {
                         let end = match attempts::classified(
                             contract, attempt, finished, &classify, events, bounds,
                         ) {
-                            Ok(value) => break Ok(value),
+                            Ok(value) => break Ok(B::succeeded(pass, value)),
                             Err(end) => end,
                         };
+                        B::ended(pass, breaker::verdict(&end));
                         let policy = (contract, rt);
                         match attempts::next(policy, attempt, &end, &retry_after, &limits, events) {
                             attempts::Next::Stop => break Err(end),
                             next => (end, next),
                         }
                     };
-                    if let Err(interrupted) = call.between(next, &limits).await {
-                        break Err(interrupted.ended(end));
-                    }
+                    pass = match B::retry(call.between(next, &limits).await, inner) {
+                        Ok(pass) => pass,
+                        Err(interrupted) => break Err(interrupted.ended(end)),
+                    };
                     backoff::retrying(call.events(), call.attempt() + 1);
                 }
             };

@@ -15,6 +15,7 @@ use tower_service::Service;
 
 use super::classify::{ClassifyError, ClassifyResponse, ServiceError};
 use super::keying::KeyOf;
+use crate::call::BreakerUse;
 use crate::context::Context;
 use crate::contract::{DeclaredContract, OneAttempt, Retried};
 use crate::error::{Error, NoSource};
@@ -120,6 +121,7 @@ where
     Req: Send + 'static,
     C: DeclaredContract,
     C::Requests: RequestCopy<Req>,
+    C::Breaker: BreakerUse + Default,
     K: KeyOf<Req> + Send + Sync + 'static,
     R: ClassifyResponse<S::Response> + Send + Sync + 'static,
     E: ClassifyError<S::Error> + Send + Sync + 'static,
@@ -169,6 +171,7 @@ where
                     ServiceError::outcome_of,
                     ServiceError::retry_after_of,
                     NoSource,
+                    C::Breaker::default(),
                     handler,
                 )
                 .await

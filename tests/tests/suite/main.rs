@@ -13,6 +13,7 @@ mod arbitration;
 mod backoff;
 mod bad_input;
 mod bounded_waiting;
+mod breaker;
 mod cancellation;
 mod cancellation_sweep;
 mod card;

@@ -1,0 +1,80 @@
+//! A fixed workload for instruction-level profiling of the circuit
+//! breaker's paths (BENCHMARKS.md, "Circuit breakers"): the same
+//! uncontended call as `profile_call`, without a breaker (`plain`),
+//! through a closed breaker (`closed`), and refused by an open one
+//! (`open`), all in one binary:
+//!
+//! ```text
+//! cargo build --release -p herta --example profile_breaker
+//! valgrind --tool=callgrind target/release/examples/profile_breaker plain 100000
+//! valgrind --tool=callgrind target/release/examples/profile_breaker closed 100000
+//! valgrind --tool=callgrind target/release/examples/profile_breaker open 100000
+//! ```
+//!
+//! Instruction counts are deterministic, so the three compare without a
+//! quiet machine; subtract a run of 0 calls for the setup.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use herta::{Breaker, Failure, Resource, Runtime};
+
+herta::breakers! {
+    /// Never opened by this workload's successes.
+    pub GUARD: "guard" = breaker(failure_rate = 50, min_calls = 10, window = "10s");
+    /// Opened before the loop (one failure of one call), for an hour.
+    pub TRIPPED: "tripped" = breaker(failure_rate = 1, min_calls = 1, open_for = "1h");
+}
+
+#[herta::operation(effect = Pure, resources("worker" = 1))]
+async fn plain(x: u64) -> Result<u64, Failure<std::io::Error>> {
+    Ok(black_box(x))
+}
+
+#[herta::operation(effect = Pure, resources("worker" = 1), breaker = GUARD)]
+async fn closed(x: u64) -> Result<u64, Failure<std::io::Error>> {
+    Ok(black_box(x))
+}
+
+#[herta::operation(effect = Pure, resources("worker" = 1), breaker = TRIPPED)]
+async fn open(x: u64) -> Result<u64, Failure<std::io::Error>> {
+    if x == u64::MAX {
+        return Err(Failure::transient(std::io::Error::other("trip")));
+    }
+    Ok(black_box(x))
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let which = args.next().unwrap_or_else(|| "closed".to_owned());
+    let calls: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("tokio runtime");
+    let herta = Runtime::builder()
+        .resource(Resource::new("worker", 4))
+        .breaker(GUARD)
+        .breaker(TRIPPED)
+        .breaker(Breaker::new("unused").with_open_for(Duration::from_secs(1)))
+        .build()
+        .expect("valid declarations");
+    let (plain, closed, open) = (
+        Plain::bind(&herta).expect("bind"),
+        Closed::bind(&herta).expect("bind"),
+        Open::bind(&herta).expect("bind"),
+    );
+    rt.block_on(async {
+        if which == "open" {
+            assert!(open.call(u64::MAX).await.is_err());
+            assert!(open.call(0).await.is_err(), "the breaker is open");
+        }
+        for i in 0..calls {
+            match which.as_str() {
+                "plain" => black_box(plain.call(i).await.ok()),
+                "open" => black_box(open.call(i).await.ok()),
+                _ => black_box(closed.call(i).await.ok()),
+            };
+        }
+    });
+}

@@ -1,0 +1,514 @@
+//! One runtime's state of one breaker: [`Circuit`].
+//!
+//! The state is one word (`word`): the state (2 bits), the epoch (30 bits,
+//! bumped by every transition), and in half-open the probes in flight and
+//! the probes that succeeded (16 bits each). Every change of the state is
+//! one compare-and-swap of that word, so:
+//!
+//! - an attempt's [`Ticket`] is the word it was admitted under (closed), or
+//!   its state and epoch (a probe); a result whose ticket is not the
+//!   current state and epoch (an attempt that started before the last
+//!   transition) changes nothing and reports nothing;
+//! - a probe is reserved by one compare-and-swap that checks the epoch and
+//!   `in flight + succeeded < probes`: racing callers cannot over-admit,
+//!   and a release or a transition in between makes the swap fail and
+//!   retry on the new word;
+//! - open → half-open is the swap of the first caller that finds the open
+//!   period over, reserving its own probe.
+//!
+//! The closed path is the word's load before the attempt, then (a success
+//! or a failure) a clock read, the word's load again and the window's add
+//! ([`Window`]); only a failure evaluates the rates (out of line, under
+//! the transition lock, which only a move to open takes: it writes
+//! `open_until` before publishing the word, so a caller that sees the open
+//! word reads its end). The open refusal is the word's load, a clock read
+//! and a compare with `open_until`.
+//!
+//! Times are nanoseconds since the circuit was made (`tokio`'s clock, so a
+//! paused test clock drives it).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::declaration::{Breaker, BUCKETS};
+pub(crate) use super::report::{BreakerState, Transition};
+use super::window::{Counts, Window};
+use crate::loom::{lock, AtomicU64, Mutex, Ordering};
+
+/// The state's bits.
+const STATE: u64 = 0b11;
+const CLOSED: u64 = 0;
+const OPEN: u64 = 1;
+const HALF_OPEN: u64 = 2;
+/// The state and the epoch: the low 32 bits.
+const HEAD: u64 = u32::MAX as u64;
+/// One more epoch.
+const EPOCH: u64 = 1 << 2;
+/// One probe in flight.
+const IN_FLIGHT: u64 = 1 << 32;
+/// One probe that succeeded.
+const SUCCEEDED: u64 = 1 << 48;
+
+/// What one attempt did, as a breaker counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Succeeded, or failed `Permanent` (the dependency answered).
+    Success,
+    /// Failed `Transient` or `Uncertain`, or timed out.
+    Failure,
+    /// Cancelled, panicked, or `Throttled` by the handler: not counted.
+    Neutral,
+}
+
+/// The word an attempt was admitted under, and when it started (only with
+/// `slow_call`).
+#[derive(Debug, Clone, Copy)]
+#[must_use]
+pub(crate) struct Ticket {
+    word: u64,
+    started: u64,
+}
+
+impl Ticket {
+    /// The ticket of a call whose breaker is missing (never used: `bind`
+    /// checks the breaker exists).
+    pub(crate) const NONE: Ticket = Ticket {
+        word: 0,
+        started: 0,
+    };
+
+    /// Whether it is a probe's (half-open) ticket.
+    #[inline(always)]
+    pub(crate) fn is_probe(self) -> bool {
+        self.word & STATE != CLOSED
+    }
+}
+
+/// A breaker's state in one runtime.
+pub(crate) struct Circuit {
+    /// The declaration.
+    pub(crate) breaker: Breaker,
+    /// State, epoch, and the half-open probes (see the module doc).
+    word: AtomicU64,
+    /// While open: when the open period ends (ns since `base`).
+    open_until: AtomicU64,
+    /// The attempts of the last `window`.
+    window: Window,
+    /// One bucket, in ns.
+    bucket: u64,
+    /// `slow_call` in ns; `u64::MAX` without one.
+    slow: u64,
+    /// Times it opened.
+    opened: AtomicU64,
+    /// Calls and retries it refused.
+    refused: AtomicU64,
+    /// Held by moves to open (they write `open_until`, then the word).
+    transitions: Mutex<()>,
+    /// The clock's zero.
+    base: Instant,
+    /// `base` read as raw nanoseconds ([`raw_nanos`]); `None` where the
+    /// platform's `Instant` does not read so (then `now` subtracts).
+    base_raw: Option<u64>,
+}
+
+impl Circuit {
+    /// A closed circuit for `breaker` (already checked), its clock
+    /// starting now.
+    pub(crate) fn new(breaker: Breaker) -> Self {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let base = Instant::now();
+        Circuit {
+            breaker,
+            word: AtomicU64::new(CLOSED),
+            open_until: AtomicU64::new(0),
+            window: Window::new(),
+            bucket: (nanos(breaker.window()) / u64::from(BUCKETS)).max(1),
+            slow: breaker.slow_call().map_or(u64::MAX, |(t, _)| nanos(t)),
+            opened: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            transitions: Mutex::new(()),
+            base,
+            base_raw: raw_base(base),
+        }
+    }
+
+    /// Now, in ns since `base`: tokio's clock (so a paused test clock
+    /// drives the breaker), read as raw nanoseconds where it can be (see
+    /// [`raw_nanos`]), else by subtracting `base`.
+    #[inline]
+    pub(crate) fn now(&self) -> u64 {
+        let now = Instant::now();
+        match (self.base_raw, raw_nanos(&now)) {
+            (Some(base), Some(now)) => now.saturating_sub(base),
+            _ => self.since_base(now),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn since_base(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Admits an attempt about to start (at `now`, read only when needed):
+    /// its ticket, or the refusal (counted), with the time left open.
+    #[inline(always)]
+    pub(crate) fn pass(&self) -> Result<Ticket, Option<Duration>> {
+        let word = self.word.load(Ordering::Acquire);
+        if word & STATE == CLOSED {
+            let started = if self.slow == u64::MAX { 0 } else { self.now() };
+            return Ok(Ticket { word, started });
+        }
+        self.pass_slow(word)
+    }
+
+    /// [`pass`](Circuit::pass) of a breaker that is not closed: out of
+    /// line, so the closed path carries none of it.
+    #[cold]
+    #[inline(never)]
+    fn pass_slow(&self, word: u64) -> Result<Ticket, Option<Duration>> {
+        match self.pass_at(word, self.now()) {
+            Ok((ticket, _)) => Ok(ticket),
+            Err(retry_after) => Err(retry_after),
+        }
+    }
+
+    /// [`pass`](Circuit::pass) at `now` (for tests and models).
+    #[cfg(test)]
+    pub(crate) fn pass_now(
+        &self,
+        now: u64,
+    ) -> Result<(Ticket, Option<Transition>), Option<Duration>> {
+        self.pass_at(self.word.load(Ordering::Acquire), now)
+    }
+
+    /// The state now (for tests and models).
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> BreakerState {
+        state_of(self.word.load(Ordering::Acquire))
+    }
+
+    /// The window's counts at `now` (for tests).
+    #[cfg(test)]
+    pub(crate) fn counts(&self, now: u64) -> Counts {
+        self.window.sum(now / self.bucket)
+    }
+
+    /// [`pass`](Circuit::pass) past the closed state, at `now`: also the
+    /// transition it made (open → half-open), if it made one, reported.
+    #[inline]
+    pub(crate) fn pass_at(
+        &self,
+        mut word: u64,
+        now: u64,
+    ) -> Result<(Ticket, Option<Transition>), Option<Duration>> {
+        loop {
+            let next = match word & STATE {
+                CLOSED => return Ok((Ticket { word, started: now }, None)),
+                OPEN => {
+                    let until = self.open_until.load(Ordering::Acquire);
+                    if now < until {
+                        return Err(self.refuse(Some(until - now)));
+                    }
+                    HALF_OPEN | next_epoch(word) | IN_FLIGHT
+                }
+                _ if self.probes_full(word) => return Err(self.refuse(None)),
+                _ => word + IN_FLIGHT,
+            };
+            match self
+                .word
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    let ticket = Ticket {
+                        word: next & HEAD,
+                        started: now,
+                    };
+                    if word & STATE == OPEN {
+                        let moved = self.report(BreakerState::Open, BreakerState::HalfOpen, now);
+                        return Ok((ticket, Some(moved)));
+                    }
+                    return Ok((ticket, None));
+                }
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// Whether a half-open `word` has all its probes out or succeeded.
+    fn probes_full(&self, word: u64) -> bool {
+        let in_flight = (word >> 32) & 0xFFFF;
+        let succeeded = word >> 48;
+        in_flight + succeeded >= u64::from(self.breaker.probes())
+    }
+
+    /// Whether the breaker moved (changed state or epoch) since `ticket`
+    /// was taken.
+    #[inline(always)]
+    pub(crate) fn moved(&self, ticket: Ticket) -> bool {
+        let word = self.word.load(Ordering::Acquire);
+        if ticket.is_probe() {
+            word & HEAD != ticket.word
+        } else {
+            word != ticket.word
+        }
+    }
+
+    /// Counts a refusal; gives back `retry_after`.
+    fn refuse(&self, retry_after: Option<u64>) -> Option<Duration> {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        retry_after.map(Duration::from_nanos)
+    }
+
+    /// The attempt admitted with `ticket` ended so. A ticket of before the
+    /// last transition changes nothing.
+    #[inline(always)]
+    pub(crate) fn ended(&self, ticket: Ticket, verdict: Verdict) {
+        if ticket.is_probe() {
+            self.probe_ended(ticket, verdict, self.now());
+            return;
+        }
+        let failed = match verdict {
+            Verdict::Neutral => return,
+            Verdict::Failure => true,
+            Verdict::Success => false,
+        };
+        self.counted(ticket, failed, self.now());
+    }
+
+    /// A closed attempt (`ticket`) that ended at `now`, `failed` or not,
+    /// counted in the window if the breaker is still in the state and
+    /// epoch it started in; a failure (or a slow attempt) then evaluates
+    /// the rates. The transition it made, if any.
+    #[inline(always)]
+    pub(crate) fn counted(&self, ticket: Ticket, failed: bool, now: u64) -> Option<Transition> {
+        let slow = self.slow != u64::MAX && now.saturating_sub(ticket.started) >= self.slow;
+        if self.word.load(Ordering::Acquire) != ticket.word {
+            return None;
+        }
+        let period = now / self.bucket;
+        self.window.add(period, failed, slow);
+        if failed || slow {
+            return self.failed(ticket, now);
+        }
+        None
+    }
+
+    /// A failure counted while closed (under `ticket`): opens the breaker
+    /// if the window's rates reach a threshold (with at least `min_calls`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn failed(&self, ticket: Ticket, now: u64) -> Option<Transition> {
+        let guard = lock(&self.transitions);
+        // Only this lock's holder changes a closed word.
+        let word = self.word.load(Ordering::Acquire);
+        if word != ticket.word {
+            return None;
+        }
+        let counts = self.window.sum(now / self.bucket);
+        if counts.calls < u64::from(self.breaker.min_calls()) {
+            return None;
+        }
+        let over = |part: u64, percent: u8| part * 100 >= u64::from(percent) * counts.calls;
+        let slow_over = self
+            .breaker
+            .slow_call()
+            .is_some_and(|(_, rate)| over(counts.slow, rate));
+        if !over(counts.failures, self.breaker.failure_rate()) && !slow_over {
+            return None;
+        }
+        self.open_until
+            .store(now.saturating_add(self.open_nanos()), Ordering::Relaxed);
+        self.word.store(OPEN | next_epoch(word), Ordering::Release);
+        self.opened.fetch_add(1, Ordering::Relaxed);
+        drop(guard);
+        Some(self.report_with(BreakerState::Closed, BreakerState::Open, counts))
+    }
+
+    /// A probe (admitted with `ticket`) ended so, at `now`: a failure
+    /// reopens the breaker, the last success closes it, a neutral end frees
+    /// the slot. The transition made, if any (reported).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn probe_ended(
+        &self,
+        ticket: Ticket,
+        verdict: Verdict,
+        now: u64,
+    ) -> Option<Transition> {
+        let slow = self.slow != u64::MAX && now.saturating_sub(ticket.started) >= self.slow;
+        let verdict = match verdict {
+            Verdict::Success if slow => Verdict::Failure,
+            verdict => verdict,
+        };
+        if verdict == Verdict::Failure {
+            return self.reopen(ticket, now);
+        }
+        let mut word = self.word.load(Ordering::Acquire);
+        loop {
+            if word & HEAD != ticket.word {
+                return None;
+            }
+            let mut next = word - IN_FLIGHT;
+            let closes = verdict == Verdict::Success && {
+                next += SUCCEEDED;
+                next >> 48 >= u64::from(self.breaker.probes())
+            };
+            if closes {
+                // A new window starts with the closed state.
+                self.window.clear();
+                next = CLOSED | next_epoch(word);
+            }
+            match self
+                .word
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if closes => {
+                    return Some(self.report(BreakerState::HalfOpen, BreakerState::Closed, now));
+                }
+                Ok(_) => return None,
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// A probe admitted with `ticket` failed at `now`: open again for a
+    /// full `open_for`, unless the state moved on.
+    fn reopen(&self, ticket: Ticket, now: u64) -> Option<Transition> {
+        let guard = lock(&self.transitions);
+        let mut word = self.word.load(Ordering::Acquire);
+        loop {
+            if word & HEAD != ticket.word {
+                return None;
+            }
+            self.open_until
+                .store(now.saturating_add(self.open_nanos()), Ordering::Relaxed);
+            match self.word.compare_exchange(
+                word,
+                OPEN | next_epoch(word),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(actual) => word = actual,
+            }
+        }
+        self.opened.fetch_add(1, Ordering::Relaxed);
+        drop(guard);
+        Some(self.report(BreakerState::HalfOpen, BreakerState::Open, now))
+    }
+
+    /// `open_for`, in ns.
+    fn open_nanos(&self) -> u64 {
+        u64::try_from(self.breaker.open_for().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Reports the move `from` → `to` at `now`, with the window then.
+    fn report(&self, from: BreakerState, to: BreakerState, now: u64) -> Transition {
+        self.report_with(from, to, self.window.sum(now / self.bucket))
+    }
+
+    fn report_with(&self, from: BreakerState, to: BreakerState, counts: Counts) -> Transition {
+        let moved = Transition { from, to, counts };
+        crate::events::breaker_moved(self.breaker.name(), moved);
+        moved
+    }
+
+    /// The state now, the window's counts, times opened, calls refused.
+    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64) {
+        let word = self.word.load(Ordering::Acquire);
+        let mut state = state_of(word);
+        if state == BreakerState::Open && self.now() >= self.open_until.load(Ordering::Acquire) {
+            // The next call will find it half-open.
+            state = BreakerState::HalfOpen;
+        }
+        (
+            state,
+            self.window.sum(self.now() / self.bucket),
+            self.opened.load(Ordering::Relaxed),
+            self.refused.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// The state `word` holds.
+fn state_of(word: u64) -> BreakerState {
+    match word & STATE {
+        CLOSED => BreakerState::Closed,
+        OPEN => BreakerState::Open,
+        _ => BreakerState::HalfOpen,
+    }
+}
+
+/// `word`'s next epoch (wrapping), without the state and probe counts.
+#[inline]
+fn next_epoch(word: u64) -> u64 {
+    (word & HEAD & !STATE).wrapping_add(EPOCH) & HEAD & !STATE
+}
+
+/// What an `Instant`'s `Hash` writes: its seconds (a 64-bit integer) and
+/// its nanoseconds (a 32-bit one), in that order, and nothing else.
+#[derive(Default)]
+struct Grab {
+    secs: Option<u64>,
+    nanos: Option<u32>,
+    other: bool,
+}
+
+impl std::hash::Hasher for Grab {
+    fn finish(&self) -> u64 {
+        0
+    }
+    fn write(&mut self, _: &[u8]) {
+        self.other = true;
+    }
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.other |= self.secs.replace(n).is_some() || self.nanos.is_some();
+    }
+    #[inline]
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.other |= self.secs.is_none() || self.nanos.replace(n).is_some();
+    }
+}
+
+/// `instant` as nanoseconds of its clock, read through its `Hash` (its
+/// seconds and nanoseconds): a few instructions, where subtracting two
+/// `Instant`s costs dozens (checked arithmetic, a `Duration`, a `u128`).
+/// `None` if the hash is not that shape; [`raw_base`] also checks, once per
+/// circuit, that differences read so are exact, else the circuit always
+/// subtracts.
+#[inline(always)]
+fn raw_nanos(instant: &Instant) -> Option<u64> {
+    let mut grab = Grab::default();
+    std::hash::Hash::hash(instant, &mut grab);
+    match grab {
+        Grab {
+            secs: Some(secs),
+            nanos: Some(nanos),
+            other: false,
+        } if nanos < 1_000_000_000 => Some(
+            secs.wrapping_mul(1_000_000_000)
+                .wrapping_add(u64::from(nanos)),
+        ),
+        _ => None,
+    }
+}
+
+/// `base` as raw nanoseconds, if instants read so and their differences
+/// are exact (checked on `base` and two instants after it).
+fn raw_base(base: Instant) -> Option<u64> {
+    let raw = raw_nanos(&base)?;
+    let exact = [
+        Duration::from_nanos(1_250_000_001),
+        Duration::from_secs(86_400),
+    ]
+    .into_iter()
+    .all(|d| raw_nanos(&(base + d)).map(|r| r.wrapping_sub(raw)) == Some(d.as_nanos() as u64));
+    exact.then_some(raw)
+}

@@ -1,0 +1,99 @@
+//! Model checks of the half-open probe reservation: every interleaving of
+//! callers reserving probes while a probe's slot is released and another
+//! probe's failure moves the breaker. Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::thread;
+
+use super::circuit::{BreakerState, Circuit, Verdict};
+use super::declaration::Breaker;
+
+const S: u64 = 1_000_000_000;
+
+fn bounded() -> loom::model::Builder {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model
+}
+
+/// Opened at 1 s (4 failures of 4 calls), open for 30 s, `probes` probes.
+fn opened(probes: u16) -> Circuit {
+    let c = Circuit::new(
+        Breaker::new("model")
+            .with_min_calls(4)
+            .with_open_for(Duration::from_secs(30))
+            .with_probes(probes),
+    );
+    for _ in 0..4 {
+        let (ticket, _) = c.pass_now(S).expect("closed");
+        c.counted(ticket, true, S);
+    }
+    assert_eq!(c.state(), BreakerState::Open);
+    c
+}
+
+/// Three callers find the open period over at once: exactly one moves it
+/// to half-open and holds the one probe; the others are refused.
+#[test]
+fn racing_callers_reserve_exactly_the_probes() {
+    bounded().check(|| {
+        let c = Arc::new(opened(1));
+        let admitted = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = (0..3)
+            .map(|_| {
+                let (c, admitted) = (Arc::clone(&c), Arc::clone(&admitted));
+                thread::spawn(move || {
+                    if c.pass_now(31 * S).is_ok() {
+                        admitted.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        for caller in callers {
+            caller.join().unwrap();
+        }
+        assert_eq!(admitted.load(Ordering::SeqCst), 1);
+        assert_eq!(c.state(), BreakerState::HalfOpen);
+    });
+}
+
+/// Half-open with two probes, one held (`a`): a caller reserves and
+/// releases a probe (no verdict), another reserves one and succeeds, while
+/// `a` fails. Never more than two probes out at once; `a`'s failure always
+/// reopens the breaker (two successes are needed to close it); a probe of
+/// the period before changes nothing once it reopened.
+#[test]
+fn a_release_and_a_transition_race_the_reservation() {
+    bounded().check(|| {
+        let c = Arc::new(opened(2));
+        let (a, _) = c.pass_now(31 * S).expect("the first probe");
+        let out = Arc::new(AtomicUsize::new(1));
+        let spawn = |verdict: Verdict| {
+            let (c, out) = (Arc::clone(&c), Arc::clone(&out));
+            thread::spawn(move || {
+                if let Ok((probe, _)) = c.pass_now(31 * S) {
+                    let now_out = out.fetch_add(1, Ordering::SeqCst) + 1;
+                    assert!(now_out <= 2, "{now_out} probes out");
+                    out.fetch_sub(1, Ordering::SeqCst);
+                    c.probe_ended(probe, verdict, 31 * S);
+                }
+            })
+        };
+        let releaser = spawn(Verdict::Neutral);
+        let succeeder = spawn(Verdict::Success);
+        out.fetch_sub(1, Ordering::SeqCst);
+        let moved = c.probe_ended(a, Verdict::Failure, 32 * S);
+        releaser.join().unwrap();
+        succeeder.join().unwrap();
+        assert_eq!(moved.map(|m| m.to), Some(BreakerState::Open));
+        assert_eq!(c.state(), BreakerState::Open);
+        assert_eq!(
+            c.pass_now(32 * S).unwrap_err(),
+            Some(Duration::from_secs(30))
+        );
+    });
+}

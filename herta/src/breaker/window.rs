@@ -1,0 +1,205 @@
+//! A breaker's window: [`BUCKETS`] buckets of attempts, each counting the
+//! attempts that ended in one bucket period (`window / BUCKETS` long).
+//!
+//! Bucket `i` counts period `p` when `p % BUCKETS == i`. A bucket is three
+//! words — attempts, failures (slow ones included), slow attempts — each
+//! the period it counts (its low 32 bits, the stamp) above the count (32
+//! bits). A word whose stamp is not the current period is stale: the first
+//! attempt of a new period replaces it (a compare-and-swap, once per word
+//! and bucket period), and [`Window::sum`] counts a bucket only when its
+//! attempts' stamp is one of the last `BUCKETS` periods, and its failures
+//! and slow attempts only when their stamp is the attempts'.
+//!
+//! Every bucket expires on time, however long the gap: each renewal
+//! empties the buckets older than the window (`sweep`), and when nothing
+//! was renewed for a whole window (`latest`), `sum` counts nothing and the
+//! next attempt empties every bucket first. A stamp is then ambiguous only
+//! for a word left untouched for 2³² periods while the others were in use.
+//!
+//! A success is one load and one relaxed `fetch_add` (and a load of
+//! `latest`); a failure adds one on its word. No lock, no allocation.
+//! Racing renewals of one bucket may drop an attempt or two at the instant
+//! a period starts (the loser's swap finds the winner's count and adds to
+//! it; only a renewal after a whole idle window clears what a racer added).
+
+use super::declaration::BUCKETS;
+use crate::loom::{AtomicU64, Ordering::Relaxed};
+
+/// The low 32 bits of a word: its count.
+const COUNT: u64 = u32::MAX as u64;
+/// The number of words of the window.
+const N: usize = BUCKETS as usize;
+
+/// The window's buckets.
+pub(crate) struct Window {
+    calls: [AtomicU64; N],
+    failures: [AtomicU64; N],
+    slow: [AtomicU64; N],
+    /// The latest period a bucket was renewed for (whole, not a stamp).
+    latest: AtomicU64,
+}
+
+/// What the last `BUCKETS` periods hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Attempts counted.
+    pub(crate) calls: u64,
+    /// Of those, failures (slow ones included).
+    pub(crate) failures: u64,
+    /// Of those, slow attempts.
+    pub(crate) slow: u64,
+}
+
+impl Counts {
+    /// The failure rate, in percent (0 with no attempts).
+    pub(crate) fn failure_rate(&self) -> u8 {
+        if self.calls == 0 {
+            return 0;
+        }
+        (self.failures.min(self.calls) * 100 / self.calls) as u8
+    }
+}
+
+/// Whether the stamp `at` is of a period after `period` (less than half
+/// the stamp's range ahead).
+#[inline]
+fn later(at: u64, period: u64) -> bool {
+    let ahead = at.wrapping_sub(period) & COUNT;
+    ahead != 0 && ahead < 1 << 31
+}
+
+/// A word's stamp for `period`.
+#[inline(always)]
+fn stamp(period: u64) -> u64 {
+    period << 32
+}
+
+/// How many periods before `period` the stamp `at` is (modulo 2³²).
+#[inline]
+fn age(at: u64, period: u64) -> u64 {
+    period.wrapping_sub(at) & COUNT
+}
+
+/// Adds one to `word` for `period`: to its count if it is stamped
+/// `period` (or a later period), else replacing it with a count of 1.
+#[inline]
+fn bump(word: &AtomicU64, period: u64) {
+    let mut old = word.load(Relaxed);
+    loop {
+        let at = old >> 32;
+        if at == period & COUNT || later(at, period) {
+            word.fetch_add(1, Relaxed);
+            return;
+        }
+        match word.compare_exchange_weak(old, stamp(period) | 1, Relaxed, Relaxed) {
+            Ok(_) => return,
+            Err(actual) => old = actual,
+        }
+    }
+}
+
+impl Window {
+    /// An empty window.
+    pub(crate) fn new() -> Self {
+        Window {
+            calls: std::array::from_fn(|_| AtomicU64::new(0)),
+            failures: std::array::from_fn(|_| AtomicU64::new(0)),
+            slow: std::array::from_fn(|_| AtomicU64::new(0)),
+            latest: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts an attempt that ended in `period`: a failure (`failed`, or
+    /// `slow`, which is one too), or a success.
+    #[inline(always)]
+    pub(crate) fn add(&self, period: u64, failed: bool, slow: bool) {
+        let i = (period % u64::from(BUCKETS)) as usize;
+        let calls = &self.calls[i];
+        let now = calls.load(Relaxed);
+        if now & !COUNT == stamp(period) && self.fresh(period) {
+            calls.fetch_add(1, Relaxed);
+        } else {
+            self.renew(i, period);
+        }
+        if failed || slow {
+            bump(&self.failures[i], period);
+        }
+        if slow {
+            bump(&self.slow[i], period);
+        }
+    }
+
+    /// Whether a bucket was renewed within the window before `period`: if
+    /// not, a bucket whose stamp reads as `period` may be 2³² periods old.
+    #[inline(always)]
+    fn fresh(&self, period: u64) -> bool {
+        period.wrapping_sub(self.latest.load(Relaxed)) < u64::from(BUCKETS)
+    }
+
+    /// Bucket `i`'s first attempt of `period` (counted): after a whole
+    /// idle window, every bucket emptied first; then its attempts' word
+    /// renewed, and every bucket older than the window emptied.
+    #[cold]
+    #[inline(never)]
+    fn renew(&self, i: usize, period: u64) {
+        if !self.fresh(period) {
+            self.clear();
+        }
+        // The latest period first, then the bucket: a sweep that sees a
+        // bucket renewed for a period sees that period as the latest.
+        let latest = self.latest.fetch_max(period, Relaxed).max(period);
+        bump(&self.calls[i], period);
+        self.sweep(latest);
+    }
+
+    /// Empties every bucket older than the window before `latest`.
+    fn sweep(&self, latest: u64) {
+        for i in 0..N {
+            let old = self.calls[i].load(Relaxed);
+            if old & COUNT != 0
+                && age(old >> 32, latest) >= u64::from(BUCKETS)
+                && self.calls[i]
+                    .compare_exchange(old, 0, Relaxed, Relaxed)
+                    .is_ok()
+            {
+                self.failures[i].store(0, Relaxed);
+                self.slow[i].store(0, Relaxed);
+            }
+        }
+    }
+
+    /// What the `BUCKETS` periods up to `period` hold.
+    pub(crate) fn sum(&self, period: u64) -> Counts {
+        let mut counts = Counts::default();
+        if !self.fresh(period) && period > self.latest.load(Relaxed) {
+            return counts;
+        }
+        for i in 0..N {
+            let calls = self.calls[i].load(Relaxed);
+            let at = calls >> 32;
+            if age(at, period) >= u64::from(BUCKETS) && !later(at, period) {
+                continue;
+            }
+            counts.calls += calls & COUNT;
+            let of_bucket = |word: &AtomicU64| {
+                let word = word.load(Relaxed);
+                if word >> 32 == at {
+                    word & COUNT
+                } else {
+                    0
+                }
+            };
+            counts.failures += of_bucket(&self.failures[i]);
+            counts.slow += of_bucket(&self.slow[i]);
+        }
+        counts
+    }
+
+    /// Empties every bucket (the breaker closed: a new window starts). A
+    /// zero word counts nothing whatever period its stamp reads as.
+    pub(crate) fn clear(&self) {
+        for word in self.calls.iter().chain(&self.failures).chain(&self.slow) {
+            word.store(0, Relaxed);
+        }
+    }
+}

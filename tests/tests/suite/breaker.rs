@@ -1,0 +1,559 @@
+//! Circuit breakers (issue 27, DESIGN §9.2), under a paused clock: what
+//! counts (per attempt: `Transient`, `Uncertain`, timeouts and slow
+//! attempts fail; `Permanent` and success succeed; `Throttled`, panics and
+//! cancellations are neutral), the states (exactly `probes` probes,
+//! freed at once without a verdict; results from before a transition
+//! ignored), and the refusal (before the call queues; a retry about to
+//! start), shared by the operations that name the breaker, and no effect
+//! on those that do not.
+
+use crate::common;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{settle, until, within, Probe};
+use herta::{BindError, BreakerState, Busy, ConfigError, Error, Runtime};
+
+herta::breakers! {
+    /// The upstream: 50 % of at least 4 attempts in 10 s opens it for 30 s.
+    pub UP: "upstream" = breaker(failure_rate = 50, min_calls = 4, window = "10s",
+                                 open_for = "30s", probes = 2);
+    /// Slow attempts (100 ms or more) open it when half are slow.
+    pub SLOW: "slow" = breaker(failure_rate = 100, min_calls = 2, slow_call = "100ms",
+                               slow_rate = 50);
+}
+
+#[derive(Debug, thiserror::Error, herta::Classify)]
+enum UpError {
+    #[error("unavailable")]
+    #[outcome(Transient)]
+    Unavailable,
+    #[error("lost reply")]
+    #[outcome(Uncertain)]
+    Lost,
+    #[error("bad request")]
+    BadRequest,
+    #[error("rate limited")]
+    #[outcome(Throttled)]
+    RateLimited,
+}
+
+/// How the upstream answers the next attempts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Mode {
+    Ok,
+    Transient,
+    Uncertain,
+    Permanent,
+    Throttled,
+    Panic,
+    Hang,
+    Slow,
+}
+
+/// A scripted upstream: counts the attempts that reached it; with `hold`
+/// set, an attempt first waits on the probe's gate, then answers as
+/// `mode` says then.
+struct Upstream {
+    mode: AtomicU8,
+    hold: AtomicBool,
+    hits: AtomicU32,
+    probe: Arc<Probe>,
+}
+
+impl Upstream {
+    fn new(mode: Mode) -> Arc<Self> {
+        Arc::new(Upstream {
+            mode: AtomicU8::new(mode as u8),
+            hold: AtomicBool::new(false),
+            hits: AtomicU32::new(0),
+            probe: Probe::new(),
+        })
+    }
+
+    fn set(&self, mode: Mode) {
+        self.mode.store(mode as u8, Ordering::SeqCst);
+    }
+
+    fn hold(&self, hold: bool) {
+        self.hold.store(hold, Ordering::SeqCst);
+    }
+
+    fn hits(&self) -> u32 {
+        self.hits.load(Ordering::SeqCst)
+    }
+
+    async fn answer(&self) -> Result<(), UpError> {
+        self.hits.fetch_add(1, Ordering::SeqCst);
+        if self.hold.load(Ordering::SeqCst) {
+            self.probe.hold().await;
+        }
+        let mode = self.mode.load(Ordering::SeqCst);
+        match mode {
+            m if m == Mode::Ok as u8 => Ok(()),
+            m if m == Mode::Transient as u8 => Err(UpError::Unavailable),
+            m if m == Mode::Uncertain as u8 => Err(UpError::Lost),
+            m if m == Mode::Permanent as u8 => Err(UpError::BadRequest),
+            m if m == Mode::Throttled as u8 => Err(UpError::RateLimited),
+            m if m == Mode::Panic as u8 => panic!("deliberate"),
+            m if m == Mode::Slow as u8 => {
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                Ok(())
+            }
+            _ => std::future::pending().await,
+        }
+    }
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = UP)]
+async fn fetch(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Pure, resources("slots" = 1), breaker = "upstream")]
+async fn lookup(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = UP,
+                   retry(on = Transient, max = 5, backoff(base = "1s", cap = "1s", jitter = None)))]
+async fn fetch_retried(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = UP, timeout = "1s")]
+async fn fetch_timed(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = NonIdempotent, resources("slots" = 1), breaker = UP,
+                   retry(on = Transient, max = 3))]
+async fn charge(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = SLOW)]
+async fn search(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1))]
+async fn plain(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+fn runtime() -> Runtime {
+    Runtime::builder()
+        .resource(herta::Resource::new("slots", 8))
+        .breaker(UP)
+        .breaker(SLOW)
+        .build()
+        .unwrap()
+}
+
+fn state(rt: &Runtime) -> BreakerState {
+    rt.stats().breaker("upstream").unwrap().state
+}
+
+/// Asserts `err` is the breaker's refusal, with `retry_after`.
+fn assert_refused(err: &Error<UpError>, retry_after: Option<Duration>) {
+    match err {
+        Error::Throttled { busy, .. } => {
+            assert_eq!(
+                busy,
+                &Busy::Breaker {
+                    breaker: "upstream"
+                }
+            );
+        }
+        other => panic!("expected the breaker's refusal, got {other:?}"),
+    }
+    assert_eq!(err.retry_after(), retry_after);
+}
+
+/// Four failing calls of `fetch`: the breaker opens.
+async fn trip(rt: &Runtime, up: &Arc<Upstream>) {
+    let fetch = Fetch::bind(rt).unwrap();
+    up.set(Mode::Transient);
+    for _ in 0..4 {
+        assert!(matches!(
+            fetch.call(up.clone()).await,
+            Err(Error::Failed { .. })
+        ));
+    }
+    assert_eq!(state(rt), BreakerState::Open);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failures_open_it_and_calls_are_refused_without_reaching_upstream() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Ok);
+    let fetch = Fetch::bind(&rt).unwrap();
+    fetch.call(up.clone()).await.unwrap();
+    up.set(Mode::Transient);
+    fetch.call(up.clone()).await.unwrap_err();
+    up.set(Mode::Uncertain);
+    fetch.call(up.clone()).await.unwrap_err();
+    assert_eq!(
+        state(&rt),
+        BreakerState::Closed,
+        "no verdict before 4 calls"
+    );
+    fetch.call(up.clone()).await.unwrap_err();
+    assert_eq!(state(&rt), BreakerState::Open, "3 failures of 4: 75 %");
+    let hits = up.hits();
+    tokio::time::advance(Duration::from_secs(9)).await;
+    let err = fetch.call(up.clone()).await.unwrap_err();
+    assert_refused(&err, Some(Duration::from_secs(21)));
+    assert_eq!(up.hits(), hits, "the upstream was not reached");
+    let stats = rt.stats();
+    let b = stats.breaker("upstream").unwrap();
+    assert_eq!(
+        (b.opened, b.refused, b.calls, b.failure_rate),
+        (1, 1, 4, 75)
+    );
+    assert_eq!(stats.throttled, 1);
+    assert!(stats.to_string().contains(
+        "breaker upstream: open, failure rate 75% of 4 calls in the window, opened 1, refused 1"
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_throttled_and_panicking_attempts_do_not_open_it() {
+    common::quiet_deliberate_panics();
+    let rt = runtime();
+    let up = Upstream::new(Mode::Permanent);
+    let fetch = Fetch::bind(&rt).unwrap();
+    for _ in 0..5 {
+        fetch.call(up.clone()).await.unwrap_err();
+    }
+    up.set(Mode::Throttled);
+    for _ in 0..5 {
+        fetch.call(up.clone()).await.unwrap_err();
+    }
+    up.set(Mode::Panic);
+    for _ in 0..5 {
+        let call = tokio::spawn({
+            let (fetch, up) = (fetch.clone(), up.clone());
+            async move { fetch.call(up).await }
+        });
+        assert!(call.await.unwrap_err().is_panic());
+    }
+    let b = rt.stats().breaker("upstream").cloned().unwrap();
+    assert_eq!(
+        (b.state, b.calls, b.failure_rate),
+        (BreakerState::Closed, 5, 0)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_attempt_is_neutral() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Hang);
+    let fetch = Fetch::bind(&rt).unwrap();
+    for i in 1..=5 {
+        let call = tokio::spawn({
+            let (fetch, up) = (fetch.clone(), up.clone());
+            async move { fetch.call(up).await }
+        });
+        until(|| up.hits() == i).await;
+        call.abort();
+        assert!(call.await.unwrap_err().is_cancelled());
+    }
+    assert_eq!(up.hits(), 5);
+    let b = rt.stats().breaker("upstream").cloned().unwrap();
+    assert_eq!((b.state, b.calls), (BreakerState::Closed, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn half_open_lets_exactly_the_probes_through_then_closes() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    up.set(Mode::Ok);
+    up.hold(true);
+    let fetch = Fetch::bind(&rt).unwrap();
+    let probes: Vec<_> = (0..2)
+        .map(|_| {
+            let (fetch, up) = (fetch.clone(), up.clone());
+            tokio::spawn(async move { fetch.call(up).await })
+        })
+        .collect();
+    up.probe.entered(2).await;
+    assert_eq!(state(&rt), BreakerState::HalfOpen);
+    let err = fetch.call(up.clone()).await.unwrap_err();
+    assert_refused(&err, None);
+    assert_eq!(
+        up.probe.attempts(),
+        2,
+        "a third probe never reached upstream"
+    );
+    up.probe.open(2);
+    for probe in probes {
+        within(probe).await.unwrap().unwrap();
+    }
+    assert_eq!(state(&rt), BreakerState::Closed);
+    assert_eq!(
+        rt.stats().breaker("upstream").unwrap().calls,
+        0,
+        "a new window"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_probe_reopens_it_for_a_full_open_for() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let fetch = Fetch::bind(&rt).unwrap();
+    fetch.call(up.clone()).await.unwrap_err();
+    assert_eq!(state(&rt), BreakerState::Open);
+    assert_eq!(rt.stats().breaker("upstream").unwrap().opened, 2);
+    tokio::time::advance(Duration::from_secs(29)).await;
+    let err = fetch.call(up.clone()).await.unwrap_err();
+    assert_refused(&err, Some(Duration::from_secs(1)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_probe_frees_its_slot_at_once() {
+    let rt = Runtime::builder()
+        .resource(herta::Resource::new("slots", 8))
+        .breaker(UP.with_probes(1))
+        .build()
+        .unwrap();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    up.set(Mode::Hang);
+    let fetch = Fetch::bind(&rt).unwrap();
+    let probe = tokio::spawn({
+        let (fetch, up) = (fetch.clone(), up.clone());
+        async move { fetch.call(up).await }
+    });
+    until(|| up.hits() == 5).await;
+    assert_refused(&fetch.call(up.clone()).await.unwrap_err(), None);
+    probe.abort();
+    assert!(probe.await.unwrap_err().is_cancelled());
+    up.set(Mode::Ok);
+    fetch.call(up.clone()).await.unwrap();
+    assert_eq!(state(&rt), BreakerState::Closed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_result_from_before_the_last_transition_changes_nothing() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Ok);
+    let early = Upstream::new(Mode::Transient);
+    early.hold(true);
+    let fetch = Fetch::bind(&rt).unwrap();
+    let late = tokio::spawn({
+        let (fetch, early) = (fetch.clone(), early.clone());
+        async move { fetch.call(early).await }
+    });
+    early.probe.entered(1).await;
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    up.set(Mode::Ok);
+    fetch.call(up.clone()).await.unwrap();
+    fetch.call(up.clone()).await.unwrap();
+    assert_eq!(state(&rt), BreakerState::Closed);
+    // The attempt admitted before the trip fails now: not counted.
+    early.probe.open(1);
+    within(late).await.unwrap().unwrap_err();
+    let b = rt.stats().breaker("upstream").cloned().unwrap();
+    assert_eq!((b.state, b.calls, b.opened), (BreakerState::Closed, 0, 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_operations_share_one_breaker() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Transient);
+    let (fetch, lookup) = (Fetch::bind(&rt).unwrap(), Lookup::bind(&rt).unwrap());
+    fetch.call(up.clone()).await.unwrap_err();
+    lookup.call(up.clone()).await.unwrap_err();
+    fetch.call(up.clone()).await.unwrap_err();
+    lookup.call(up.clone()).await.unwrap_err();
+    assert_eq!(state(&rt), BreakerState::Open);
+    assert_refused(
+        &lookup.call(up.clone()).await.unwrap_err(),
+        Some(Duration::from_secs(30)),
+    );
+    assert_refused(
+        &fetch.call(up.clone()).await.unwrap_err(),
+        Some(Duration::from_secs(30)),
+    );
+    assert_eq!(up.hits(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_breaker_refuses_while_the_budget_is_busy_without_queueing() {
+    let rt = Runtime::builder()
+        .resource(herta::Resource::new("slots", 1))
+        .breaker(UP)
+        .build()
+        .unwrap();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    let holder = Upstream::new(Mode::Ok);
+    holder.hold(true);
+    let plain = Plain::bind(&rt).unwrap();
+    let held = tokio::spawn({
+        let holder = holder.clone();
+        async move { plain.call(holder).await }
+    });
+    holder.probe.entered(1).await;
+    let fetch = Fetch::bind(&rt).unwrap();
+    let err = within(fetch.call(up.clone())).await.unwrap_err();
+    assert_refused(&err, Some(Duration::from_secs(30)));
+    assert_eq!(rt.stats().resource("slots").unwrap().waiting, 0);
+    holder.probe.open(1);
+    within(held).await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_is_refused_by_a_breaker_that_opened_between_attempts() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Transient);
+    let retried = Upstream::new(Mode::Transient);
+    let op = FetchRetried::bind(&rt).unwrap();
+    let call = tokio::spawn({
+        let retried = retried.clone();
+        async move { op.call(retried).await }
+    });
+    until(|| retried.hits() == 1).await;
+    settle().await;
+    // During its backoff sleep, three other failures open the breaker.
+    let fetch = Fetch::bind(&rt).unwrap();
+    for _ in 0..3 {
+        fetch.call(up.clone()).await.unwrap_err();
+    }
+    assert_eq!(state(&rt), BreakerState::Open);
+    let err = within(call).await.unwrap().unwrap_err();
+    assert_refused(&err, err.retry_after());
+    assert!(err.retry_after().unwrap() < Duration::from_secs(30));
+    assert_eq!(retried.hits(), 1, "the retry never started");
+    assert_eq!(rt.stats().retried, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_counts_as_a_failure() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Hang);
+    let op = FetchTimed::bind(&rt).unwrap();
+    for _ in 0..4 {
+        assert!(matches!(
+            within(op.call(up.clone())).await,
+            Err(Error::TimedOut { .. })
+        ));
+    }
+    assert_eq!(state(&rt), BreakerState::Open);
+    assert_refused(
+        &op.call(up.clone()).await.unwrap_err(),
+        Some(Duration::from_secs(30)),
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_non_idempotent_uncertain_is_counted_and_never_retried() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Uncertain);
+    let op = Charge::bind(&rt).unwrap();
+    for _ in 0..4 {
+        let err = op.call(up.clone()).await.unwrap_err();
+        assert_eq!(err.attempts(), 1);
+    }
+    assert_eq!(up.hits(), 4, "never retried");
+    assert_eq!(state(&rt), BreakerState::Open);
+}
+
+#[tokio::test(start_paused = true)]
+async fn contracts_without_a_breaker_are_unaffected() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    up.set(Mode::Transient);
+    let plain = Plain::bind(&rt).unwrap();
+    for _ in 0..10 {
+        assert!(matches!(
+            plain.call(up.clone()).await,
+            Err(Error::Failed { .. })
+        ));
+    }
+    up.set(Mode::Ok);
+    plain.call(up.clone()).await.unwrap();
+    let b = rt.stats().breaker("upstream").cloned().unwrap();
+    assert_eq!((b.calls, b.refused), (4, 0), "plain calls count nowhere");
+}
+
+#[tokio::test(start_paused = true)]
+async fn window_buckets_expire_on_time() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Transient);
+    let fetch = Fetch::bind(&rt).unwrap();
+    for _ in 0..3 {
+        fetch.call(up.clone()).await.unwrap_err();
+    }
+    tokio::time::advance(Duration::from_secs(10)).await;
+    assert_eq!(rt.stats().breaker("upstream").unwrap().calls, 0);
+    fetch.call(up.clone()).await.unwrap_err();
+    assert_eq!(
+        state(&rt),
+        BreakerState::Closed,
+        "1 failure of 1 call: no verdict"
+    );
+    tokio::time::advance(Duration::from_secs(1_000_000)).await;
+    assert_eq!(rt.stats().breaker("upstream").unwrap().calls, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_attempts_open_a_breaker_with_slow_call() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Ok);
+    let op = Search::bind(&rt).unwrap();
+    op.call(up.clone()).await.unwrap();
+    up.set(Mode::Slow);
+    op.call(up.clone()).await.unwrap();
+    let b = rt.stats().breaker("slow").cloned().unwrap();
+    assert_eq!(b.state, BreakerState::Open, "1 slow of 2: 50 %");
+}
+
+#[test]
+fn bind_and_build_check_the_breakers() {
+    #[herta::operation(effect = Pure, resources("slots" = 1), breaker = "upstrem")]
+    async fn typo() -> Result<(), UpError> {
+        Ok(())
+    }
+    let err = Typo::bind(&runtime()).unwrap_err();
+    assert_eq!(
+        err,
+        BindError::UnknownBreaker {
+            operation: "typo",
+            breaker: "upstrem",
+            suggestion: Some("upstream".to_owned()),
+        }
+    );
+    assert!(err.to_string().contains("did you mean `upstream`?"));
+    let twice = Runtime::builder()
+        .resource(herta::Resource::new("slots", 1))
+        .breaker(UP)
+        .breaker(herta::Breaker::new("upstream"))
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        twice,
+        ConfigError::DuplicateBreaker {
+            breaker: "upstream".to_owned()
+        }
+    );
+    let invalid = Runtime::builder()
+        .resource(herta::Resource::new("slots", 1))
+        .breaker(herta::Breaker::new("b").with_probes(0))
+        .build()
+        .unwrap_err();
+    assert!(matches!(invalid, ConfigError::InvalidBreaker { .. }));
+}
