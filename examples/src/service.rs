@@ -15,7 +15,7 @@
 //! A route returns `Result<_, herta::Error<E>>` and uses `?` on its call:
 //! herta's `axum` feature makes the error a response (`IntoResponse for
 //! herta::Error`, whose table is in herta's docs): `Throttled` 429 with
-//! `Retry-After: 1`, `Stopping` 503 with `Connection: close`,
+//! `Retry-After` (the refusal's own time when herta knows it, else 1 s), `Stopping` 503 with `Connection: close`,
 //! `TimedOut`/`DeadlineExceeded` 504, and a failed call by its outcome —
 //! 502 for `Uncertain` (a lost charge reply: the body says the outcome is
 //! **unknown**, check before retrying), 503 `Transient` or `Throttled`, 500

@@ -70,7 +70,7 @@ use proc_macro::TokenStream;
 /// | `name` | the operation name in errors and stats | the function's name |
 /// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
 /// | `max_wait` | a duration like `timeout`; only with `admission = Wait`: the longest a call waits for its key and budgets together, from admission; then `Error::Throttled` naming what it waited for | no limit |
-/// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins | none |
+/// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins; the handler runs in a scope of the call's deadline, so calls it makes inherit it | none |
 ///
 /// # What it generates
 ///
@@ -97,7 +97,9 @@ use proc_macro::TokenStream;
 /// `bind_with(&herta::Runtime, impl Into<Arc<Ledger>>)` instead of `bind`,
 /// keeps the state in an `Arc` (shared by its clones) and lends `&Ledger` to
 /// every attempt of every call; the state is never cloned and need not be
-/// `Clone`, only `Send + Sync + 'static`. A `Context` comes right after it;
+/// `Clone`, only `Send + Sync + 'static`. As for any operation, `call`'s
+/// future must be `Send` (a guard held across an `.await` is an error at
+/// the attribute). A `Context` comes right after it;
 /// `call` takes the parameters after those. The attribute is removed from
 /// the function, which stays a plain `async fn(&Ledger, ...)`.
 ///

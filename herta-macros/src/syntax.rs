@@ -139,3 +139,42 @@ pub(crate) fn float_type(ty: &Type) -> Option<(&syn::Ident, &'static str)> {
         _ => None,
     }
 }
+
+/// `ty` with every elided lifetime named `lifetime`: a lifetime after each
+/// `&` that has none, and `'_` renamed; a named lifetime is kept. For a
+/// signature whose `impl Trait` return type must name what it captures.
+pub(crate) fn name_elided(ty: &Type, lifetime: &syn::Lifetime) -> TokenStream {
+    fn rewrite(tokens: TokenStream, lifetime: &syn::Lifetime) -> TokenStream {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut out = TokenStream::new();
+        let mut i = 0;
+        while i < tokens.len() {
+            match &tokens[i] {
+                TokenTree::Punct(p) if p.as_char() == '&' => {
+                    out.extend([tokens[i].clone()]);
+                    let named = matches!(tokens.get(i + 1), Some(TokenTree::Punct(q)) if q.as_char() == '\'');
+                    if !named {
+                        lifetime.to_tokens(&mut out);
+                    }
+                }
+                TokenTree::Punct(p)
+                    if p.as_char() == '\''
+                        && matches!(tokens.get(i + 1), Some(TokenTree::Ident(id)) if id == "_") =>
+                {
+                    lifetime.to_tokens(&mut out);
+                    i += 1; // the `_`
+                }
+                TokenTree::Group(g) => {
+                    let mut group =
+                        proc_macro2::Group::new(g.delimiter(), rewrite(g.stream(), lifetime));
+                    group.set_span(g.span());
+                    out.extend([TokenTree::Group(group)]);
+                }
+                token => out.extend([token.clone()]),
+            }
+            i += 1;
+        }
+        out
+    }
+    rewrite(ty.to_token_stream(), lifetime)
+}

@@ -155,6 +155,19 @@ impl<T: ?Sized + Send + Sync + 'static> StateBound<T> for SharedState {
     }
 }
 
+/// A handler's attempt run in a [`herta::deadline`](crate::deadline)
+/// scope of its call's deadline (`ctx`'s, the contract's `deadline` and the
+/// enclosing scope, the earliest), so that calls it makes inherit it. The
+/// generated `call` wraps the handler in this only when the contract
+/// declares `deadline`. Cancel safety: dropping it drops `handler`.
+#[inline]
+pub fn within_call_deadline<F: std::future::Future>(
+    ctx: crate::Context,
+    handler: F,
+) -> impl std::future::Future<Output = F::Output> {
+    crate::deadline::within(ctx.call_deadline, handler)
+}
+
 /// The state type of a wrapper type of an operation with state: its
 /// `state` field is `Arc<<Self as WrapperState>::State>`, so its
 /// declaration names no type of the user's (as [`WrapperKey`]).

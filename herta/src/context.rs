@@ -22,6 +22,11 @@ pub struct Context {
     pub(crate) attempt: u32,
     pub(crate) max_attempts: u32,
     pub(crate) deadline: Option<Instant>,
+    /// The call's deadline (the contract's `deadline` and the enclosing
+    /// scope, the earliest), without the attempt's `timeout`: the scope a
+    /// contract that declares `deadline` runs its handler in (see
+    /// `herta::__private::within_call_deadline`).
+    pub(crate) call_deadline: Option<Instant>,
 }
 
 impl Context {

@@ -53,6 +53,22 @@ pub async fn deadline<F: Future>(at: Instant, future: F) -> F::Output {
     DEADLINE.scope(at, future).await
 }
 
+/// Runs `future` (a handler's attempt) in a scope of `at`, the call's
+/// deadline, which already is the earliest of the contract's and the
+/// enclosing scope's; `None` (no deadline) runs it as it is. The generated
+/// `call` of a contract that declares `deadline` wraps its handler in
+/// this, so that calls the handler makes inherit the deadline; other
+/// contracts never build it. Cancel safety: dropping it drops `future`.
+pub(crate) async fn within<F: Future>(at: Option<Instant>, future: F) -> F::Output {
+    match at {
+        Some(at) => {
+            let _active = Active::enter();
+            DEADLINE.scope(at, future).await
+        }
+        None => future.await,
+    }
+}
+
 /// The deadline of the innermost [`deadline`] scope this code runs in (the
 /// earliest of all enclosing scopes), or `None` outside any scope.
 #[inline]

@@ -54,6 +54,13 @@ pub enum Error<E> {
         operation: &'static str,
         /// What was busy.
         busy: Busy,
+        /// How long until what was busy can admit the call, when herta
+        /// knows it: a rate budget's time until the units exist, a
+        /// breaker's time left open. `None` for a concurrency budget or a
+        /// key (their room frees when a holder finishes, at no known time).
+        /// [`Error::retry_after`] returns it; the axum response sends it as
+        /// `Retry-After`.
+        retry_after: Option<Duration>,
     },
     /// The runtime is shutting down: the call was refused at admission or
     /// withdrawn while it waited; nothing ran.
@@ -108,10 +115,15 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
                 .field("attempts", attempts)
                 .field("outcome", outcome)
                 .finish(),
-            Error::Throttled { operation, busy } => f
+            Error::Throttled {
+                operation,
+                busy,
+                retry_after,
+            } => f
                 .debug_struct("Throttled")
                 .field("operation", operation)
                 .field("busy", busy)
+                .field("retry_after", retry_after)
                 .finish(),
             Error::Stopping { operation } => f
                 .debug_struct("Stopping")
@@ -152,9 +164,20 @@ impl<E> fmt::Display for Error<E> {
                 "operation `{operation}` timed out after {} ms on attempt {attempts} ({outcome})",
                 timeout.as_millis()
             ),
-            Error::Throttled { operation, busy } => {
-                write!(f, "operation `{operation}` throttled: {busy}")
-            }
+            Error::Throttled {
+                operation,
+                busy,
+                retry_after: None,
+            } => write!(f, "operation `{operation}` throttled: {busy}"),
+            Error::Throttled {
+                operation,
+                busy,
+                retry_after: Some(after),
+            } => write!(
+                f,
+                "operation `{operation}` throttled: {busy}; retry after {} ms",
+                after.as_millis()
+            ),
             Error::Stopping { operation } => {
                 write!(f, "operation `{operation}` refused: the runtime is stopping")
             }
@@ -242,14 +265,20 @@ impl<E> Error<E> {
 }
 
 impl<E: crate::outcome::Classify> Error<E> {
-    /// The failing service's hint of how long to wait before trying again
+    /// How long to wait before trying again, when known: for `Throttled`,
+    /// its `retry_after` (a rate budget's time until the units exist, a
+    /// breaker's time left open); for `Failed`, the failing service's hint
     /// ([`Classify::retry_after`](crate::Classify::retry_after) of the
-    /// handler's last error), for `Failed`: what an HTTP service forwards as
-    /// its own `Retry-After` when the call ended because the hint was above
-    /// the backoff's `cap` or past the deadline.
+    /// handler's last error), what an HTTP service forwards as its own
+    /// `Retry-After` when the call ended because the hint was above the
+    /// backoff's `cap` or past the deadline. `None` otherwise.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.handler_error()
-            .and_then(crate::outcome::Classify::retry_after)
+        match self {
+            Error::Throttled { retry_after, .. } => *retry_after,
+            _ => self
+                .handler_error()
+                .and_then(crate::outcome::Classify::retry_after),
+        }
     }
 }
 

@@ -2,12 +2,12 @@
 //! `impl herta::Operation`.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::{Ident, Type};
 
 use super::types::private_path;
 use super::wrapper::Wrapper;
-use crate::syntax::{owned, span_range};
+use crate::syntax::{name_elided, owned, span_range};
 
 impl Wrapper<'_> {
     /// `bind`, `call` and their private helpers.
@@ -44,8 +44,11 @@ impl Wrapper<'_> {
             .state
             .map(|_| quote!(let __herta_state = &*self.state;));
         let bind = self.bind_method(&serialize_by, key_ty);
+        let send_check = self.send_check();
         quote! {
             #bind
+
+            #send_check
 
             #(#call_doc)*
             pub async fn call #generics (&self, #(#names: #types),*)
@@ -81,6 +84,51 @@ impl Wrapper<'_> {
                 #describe_key
             }
         }
+    }
+
+    /// For an operation with state (which has no `impl Operation`, whose
+    /// `call_with` returns a `Send` future): a hidden method that returns
+    /// `call`'s future as `impl Future + Send`, so that a handler holding a
+    /// value that is not `Send` across an `.await` is the same one error at
+    /// the attribute ("future returned by `call` is not `Send`"). Every
+    /// elided lifetime of a parameter is named, one lifetime for all, so
+    /// that the return type can say what the future captures. Not for a
+    /// generic function (its future is `Send` only for some arguments) nor
+    /// one with an `impl Trait` parameter (an anonymous type parameter).
+    /// A state type that is not `Send + Sync` is already its own error, at
+    /// the type (`herta::__private::StateBound`): the method
+    /// then assumes it is, so that it does not report a second one. The
+    /// bound is higher-ranked only so that rustc takes it as an
+    /// assumption, not as a trivially false where clause (an error).
+    fn send_check(&self) -> Option<TokenStream> {
+        let state = self.state?;
+        let handler = &self.op.handler;
+        let anonymous = |ty: &Type| {
+            ty.to_token_stream()
+                .into_iter()
+                .any(|t| t.to_string() == "impl")
+        };
+        if !handler.sig.generics.params.is_empty()
+            || handler.params.iter().any(|p| anonymous(&p.ty))
+        {
+            return None;
+        }
+        let Wrapper { ok, err, .. } = self;
+        let lifetime = syn::Lifetime::new("'__herta", proc_macro2::Span::call_site());
+        let names: Vec<&Ident> = handler.params.iter().map(|p| &p.name).collect();
+        let types = handler.params.iter().map(|p| name_elided(&p.ty, &lifetime));
+        Some(quote! {
+            #[doc(hidden)]
+            #[allow(dead_code, clippy::needless_lifetimes, clippy::extra_unused_lifetimes)]
+            fn __herta_send_check<#lifetime>(&#lifetime self, #(#names: #types),*) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#ok, ::herta::Error<#err>>,
+            > + ::core::marker::Send + #lifetime
+            where
+                for<'__herta_state> #state: ::core::marker::Send + ::core::marker::Sync,
+            {
+                Self::call(self, #(#names),*)
+            }
+        })
     }
 
     /// `bind` (or, for an operation with state, `bind_with`).
@@ -131,10 +179,21 @@ impl Wrapper<'_> {
             Some(_) => quote!(__herta_state, #context),
             None => context,
         };
+        // A contract that declares `deadline` runs its handler in a
+        // `herta::deadline` scope of the call's deadline, so that the calls
+        // it makes inherit it; the others call the handler as it is.
+        let (handler_call, context_param) = if self.op.attr.deadline().is_some() {
+            (
+                quote!(::herta::__private::within_call_deadline(__herta_ctx, #function(#context #(#names),*))),
+                quote!(__herta_ctx),
+            )
+        } else {
+            (quote!(#function(#context #(#names),*)), context_param)
+        };
         if self.retry.is_none() {
             return quote! {
                 ::herta::__private::Bound::<#key_ty>::call_once(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_source(), move |#context_param: ::herta::Context| {
-                    #function(#context #(#names),*)
+                    #handler_call
                 })
                 .await
             };
@@ -153,7 +212,7 @@ impl Wrapper<'_> {
         quote! {
             ::herta::__private::Bound::<#key_ty>::call(&self.bound, __herta_key, Self::__herta_classify, Self::__herta_retry_after, Self::__herta_source(), |#context_param: ::herta::Context| {
                 #(#clones)*
-                #function(#context #(#names),*)
+                #handler_call
             })
             .await
         }

@@ -72,6 +72,7 @@ pub(crate) fn context(contract: &'static Contract, attempt: u32, limits: &Limits
         } else {
             None
         },
+        call_deadline: limits.deadline(),
     }
 }
 

@@ -59,7 +59,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
             TryAcquireError::Busy(index) => index,
         };
         if admission == Admission::Reject {
-            return Err(Refusal::Throttled(Busy::Resource {
+            return Err(Refusal::throttled(Busy::Resource {
                 resource: rt.resources[index].name(),
             }));
         }
@@ -71,7 +71,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
             }
             (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
             (Some(Err(AcquireError::QueueFull(full))), _) => {
-                Err(Refusal::Throttled(Busy::Resource {
+                Err(Refusal::throttled(Busy::Resource {
                     resource: rt.resources[full].name(),
                 }))
             }

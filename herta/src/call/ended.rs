@@ -9,6 +9,7 @@
 //! given its [`Ending`] in [`End::ending`] and its [`Error`] in `result`.
 
 use std::any::Any;
+use std::time::Duration;
 
 use crate::contract::Contract;
 use crate::error::{Busy, Error};
@@ -25,9 +26,25 @@ pub(crate) enum Refusal {
     Stopping(StoppedAt),
     /// A `Reject` call found its key or a budget busy; or a `Wait` call's
     /// `max_wait` ran out (naming what it waited for), or a queue was full.
-    Throttled(Busy),
+    Throttled {
+        /// What was busy.
+        busy: Busy,
+        /// How long until it can admit the call, when known.
+        retry_after: Option<Duration>,
+    },
     /// The call's deadline passed before its first attempt.
     DeadlineExceeded,
+}
+
+impl Refusal {
+    /// Throttled on `busy`, with no known time until it frees (a
+    /// concurrency budget, a key).
+    pub(crate) fn throttled(busy: Busy) -> Refusal {
+        Refusal::Throttled {
+            busy,
+            retry_after: None,
+        }
+    }
 }
 
 /// How a call ended without a value.
@@ -82,7 +99,7 @@ impl<E> End<E> {
     pub(crate) fn ending(&self) -> Ending<'_> {
         match self {
             End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Ending::Failed(*outcome),
-            End::Refused(Refusal::Throttled(busy)) => Ending::Throttled(busy),
+            End::Refused(Refusal::Throttled { busy, .. }) => Ending::Throttled(busy),
             End::Refused(Refusal::Stopping(at)) => Ending::Stopping(*at),
             End::Refused(Refusal::DeadlineExceeded) => Ending::DeadlineExceeded {
                 outcome: Outcome::Transient,
@@ -173,7 +190,11 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
         },
         End::Panicked { panic, .. } => std::panic::resume_unwind(panic),
         End::Refused(Refusal::Stopping(_)) => Error::Stopping { operation },
-        End::Refused(Refusal::Throttled(busy)) => Error::Throttled { operation, busy },
+        End::Refused(Refusal::Throttled { busy, retry_after }) => Error::Throttled {
+            operation,
+            busy,
+            retry_after,
+        },
         End::Refused(Refusal::DeadlineExceeded) => Error::DeadlineExceeded {
             operation,
             attempts: 0,

@@ -79,7 +79,7 @@ fn try_acquire<'a, K: 'static>(
 ) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
     match table.try_acquire(key) {
         Ok(guard) => Ok(guard),
-        Err(TryKeyError::Busy(busy)) => Err(Refusal::Throttled(Busy::Key {
+        Err(TryKeyError::Busy(busy)) => Err(Refusal::throttled(Busy::Key {
             parameter: contract.serialize_by().map_or("", |k| k.parameter()),
             value: describe_key.map(|describe| describe(&busy.key)),
         })),

@@ -139,9 +139,9 @@ impl Limits {
             .0
             .map_or((None, None), |bounds| (bounds.deadline, bounds.max_wait));
         match (deadline, max_wait) {
-            (Some(deadline), Some(max_wait)) if max_wait < deadline => Refusal::Throttled(busy()),
+            (Some(deadline), Some(max_wait)) if max_wait < deadline => Refusal::throttled(busy()),
             (Some(_), _) => Refusal::DeadlineExceeded,
-            (None, _) => Refusal::Throttled(busy()),
+            (None, _) => Refusal::throttled(busy()),
         }
     }
 

@@ -18,7 +18,7 @@ const UNKNOWN: &str =
 ///
 /// | `herta::Error` | status | headers | body |
 /// |---|---|---|---|
-/// | `Throttled` (no room here, now) | 429 Too Many Requests | `Retry-After: 1` | `busy; retry after 1 s` |
+/// | `Throttled` (no room here, now) | 429 Too Many Requests | `Retry-After: N` | `busy; retry after N s` |
 /// | `Stopping` (the runtime is shutting down) | 503 Service Unavailable | `Connection: close` | `shutting down` |
 /// | `TimedOut` | 504 Gateway Timeout | — | `timed out` |
 /// | `DeadlineExceeded` | 504 Gateway Timeout | — | `request deadline exceeded` |
@@ -38,8 +38,11 @@ const UNKNOWN: &str =
 /// [`source`](std::error::Error::source) chain: see
 /// [failure semantics](crate::guide::failure_semantics)).
 ///
-/// `Retry-After` is 1 second: herta does not know when room will free.
-/// A handler error's own hint ([`Error::retry_after`], for `E: Classify`)
+/// `N` is the throttled call's own
+/// [`retry_after`](Error::Throttled::retry_after) in whole seconds,
+/// rounded up (a rate budget knows when its units exist, a breaker when it
+/// half-opens), at least 1; and 1 where herta does not know when room will
+/// free (a concurrency budget, a key). A handler error's own hint ([`Error::retry_after`], for `E: Classify`)
 /// is not forwarded, because this implementation is for every `E`; to
 /// forward it, answer that case yourself before converting.
 ///
@@ -70,11 +73,12 @@ const UNKNOWN: &str =
 impl<E> IntoResponse for Error<E> {
     fn into_response(self) -> Response {
         let (status, body) = match &self {
-            Error::Throttled { .. } => {
+            Error::Throttled { retry_after, .. } => {
+                let seconds = retry_after.map_or(1, whole_seconds);
                 return (
                     StatusCode::TOO_MANY_REQUESTS,
-                    [(RETRY_AFTER, HeaderValue::from(1))],
-                    "busy; retry after 1 s\n",
+                    [(RETRY_AFTER, HeaderValue::from(seconds))],
+                    format!("busy; retry after {seconds} s\n"),
                 )
                     .into_response();
             }
@@ -123,4 +127,49 @@ fn dropped(what: &str, outcome: Outcome) -> String {
         body.push('\n');
     }
     body
+}
+
+/// `Retry-After`'s seconds for a wait of `after`: rounded up, so a client
+/// that waits them finds the room, and at least 1 (`Retry-After: 0` reads
+/// as "at once" and invites a storm).
+fn whole_seconds(after: std::time::Duration) -> u64 {
+    let rounded_up = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+    rounded_up.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::error::Busy;
+
+    fn throttled(retry_after: Option<Duration>) -> Response {
+        Error::<()>::Throttled {
+            operation: "op",
+            busy: Busy::Resource { resource: "api" },
+            retry_after,
+        }
+        .into_response()
+    }
+
+    fn header(response: &Response) -> &str {
+        response.headers()[RETRY_AFTER].to_str().unwrap()
+    }
+
+    #[test]
+    fn throttled_retry_after_is_whole_seconds_rounded_up_at_least_one() {
+        for (after, seconds) in [
+            (None, "1"),
+            (Some(Duration::ZERO), "1"),
+            (Some(Duration::from_millis(1)), "1"),
+            (Some(Duration::from_secs(1)), "1"),
+            (Some(Duration::from_millis(1_001)), "2"),
+            (Some(Duration::from_secs(30)), "30"),
+        ] {
+            let response = throttled(after);
+            assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+            assert_eq!(header(&response), seconds, "{after:?}");
+        }
+    }
 }

@@ -70,7 +70,9 @@ async fn reject_fails_fast_as_throttled_naming_the_resource() {
     let err = within(op.call(probe.clone())).await.unwrap_err();
     assert_eq!(err.outcome(), Outcome::Throttled);
     match &err {
-        Error::Throttled { operation, busy } => {
+        Error::Throttled {
+            operation, busy, ..
+        } => {
             assert_eq!(*operation, "occupy_or_fail");
             assert_eq!(busy, &Busy::Resource { resource: "slots" });
         }

@@ -70,7 +70,12 @@ fn expect_throttled(err: &Error<Failure<String>>, operation: &str, expected: &Bu
         Error::Throttled {
             operation: op,
             busy,
+            retry_after,
         } => {
+            assert_eq!(
+                *retry_after, None,
+                "a concurrency budget or key has no known time"
+            );
             assert_eq!(*op, operation);
             assert_eq!(busy, expected);
         }

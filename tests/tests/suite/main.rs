@@ -27,6 +27,7 @@ mod key_space;
 mod keys;
 mod live_capacity;
 mod metrics;
+mod nested;
 mod no_runtime;
 mod queue_limit;
 mod queue_scaling;

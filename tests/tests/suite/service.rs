@@ -176,7 +176,9 @@ async fn a_reject_operation_is_ready_but_sheds_load_with_throttled() {
             .await
             .unwrap_err();
         match &err {
-            Error::Throttled { operation, busy } => {
+            Error::Throttled {
+                operation, busy, ..
+            } => {
                 assert_eq!(*operation, "charge");
                 assert!(busy.to_string().contains("payments"), "{busy}");
             }

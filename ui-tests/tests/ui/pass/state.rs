@@ -1,7 +1,8 @@
 //! Operations that own state: `#[state]` first (a `Context` after it),
 //! with retry, a key, a borrowed parameter, a trait object, bound from a
 //! value or an `Arc`; the wrapper is `Clone + Send + Sync` and its call
-//! future `Send`.
+//! future `Send`, also when the handler drops a `std::sync::MutexGuard`
+//! before its `.await`.
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -38,6 +39,22 @@ async fn read(#[state] store: &dyn Store) -> Result<u64, Failure<String>> {
     Ok(store.get())
 }
 
+pub struct Totals {
+    seen: std::sync::Mutex<Vec<u64>>,
+}
+
+/// Records a total, the guard dropped before the await.
+#[herta::operation(effect = Idempotent)]
+async fn record(#[state] totals: &Totals, label: &str, cents: u64) -> Result<usize, Failure<String>> {
+    let count = {
+        let mut seen = totals.seen.lock().unwrap();
+        seen.push(cents);
+        seen.len()
+    };
+    tokio::task::yield_now().await;
+    Ok(count + label.len())
+}
+
 struct Fixed;
 impl Store for Fixed {
     fn get(&self) -> u64 {
@@ -58,7 +75,12 @@ async fn serve(rt: &Runtime) -> Result<u64, Box<dyn std::error::Error>> {
     let greeting = Greet::bind_with(rt, "hello, ".to_owned())?.call("ada").await?;
     let store: Arc<dyn Store> = Arc::new(Fixed);
     let read = Read::bind_with(rt, store)?.call().await?;
-    Ok(spawned.await?? + greeting.len() as u64 + read)
+    let totals = Totals {
+        seen: std::sync::Mutex::new(Vec::new()),
+    };
+    let record = Record::bind_with(rt, totals)?;
+    let recorded = tokio::spawn(async move { record.call("a", 1).await }).await??;
+    Ok(spawned.await?? + greeting.len() as u64 + read + recorded as u64)
 }
 
 fn main() {
