@@ -68,9 +68,12 @@
 //!
 //! Creating a list takes one number from pin-list's global counter (one
 //! atomic add on a shared line, which checks that a node is only ever used
-//! with its own list): the arbiter creates one list, the key table one per
-//! contended key (on the first waiter, not per call). A node is 48 bytes
-//! of the waiting future with an 8-byte value.
+//! with its own list): the arbiter creates one list; the key table gives a
+//! contended key a list on its first waiter, a spare one of its shard's
+//! when it has one (`keys.rs`), so lists are created only when a shard's
+//! contended keys outgrow its spares. A list with no members may be reused
+//! for any nodes. A node is 48 bytes of the waiting future with an 8-byte
+//! value.
 
 use std::marker::PhantomData;
 use std::pin::Pin;

@@ -1,4 +1,5 @@
-//! The uncontended call path performs no heap allocation (issue 4, item 8).
+//! The uncontended call path performs no heap allocation (issue 4, item 8),
+//! nor does a key's hand-over to a queued call (issue 31).
 //!
 //! A counting global allocator counts allocations made on the test's thread
 //! while tracking is on; the runtime is current-thread, so every poll of the
@@ -112,6 +113,42 @@ fn an_uncontended_keyed_call_allocates_nothing() {
     let op = Keyed::bind(&rt).unwrap();
     let n = allocations_during(|| async { op.call(7).await.unwrap() }, 1000);
     assert_eq!(n, 0, "allocations in 1000 uncontended keyed calls");
+}
+
+/// Handlers of `handed_over` running now.
+static RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[herta::operation(effect = Idempotent, resources("worker" = 1), admission = Wait,
+                   serialize_by = key)]
+async fn handed_over(key: u64) -> Result<u64, Failure<std::io::Error>> {
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(
+        RUNNING.fetch_add(1, SeqCst),
+        0,
+        "two calls on one key at once"
+    );
+    // Holds the key across a yield, so the other call finds it held and queues.
+    tokio::task::yield_now().await;
+    RUNNING.fetch_sub(1, SeqCst);
+    Ok(key + 1)
+}
+
+#[test]
+fn a_key_handed_over_to_a_queued_call_allocates_nothing() {
+    // Two calls on one key, polled together: the second queues behind the
+    // first (which yields holding the key) and is handed the key when the
+    // first ends. The waiter lives in the call's future, and the key's
+    // waiter list is a spare of its shard after the warm-up round.
+    let rt = runtime();
+    let op = HandedOver::bind(&rt).unwrap();
+    let n = allocations_during(
+        || async {
+            let (a, b) = tokio::join!(op.call(7), op.call(7));
+            assert_eq!((a.unwrap(), b.unwrap()), (8, 8));
+        },
+        1000,
+    );
+    assert_eq!(n, 0, "allocations in 1000 hand-overs");
 }
 
 #[test]

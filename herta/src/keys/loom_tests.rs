@@ -1,6 +1,6 @@
 //! Model checks of the key table: every interleaving of hand-over, cancel,
 //! close and `Reject` probes among 2–3 threads on one key (two keys in the
-//! last model), in the one shard the loom build uses.
+//! last two models), in the one shard the loom build uses.
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
 
 use super::*;
@@ -185,6 +185,46 @@ fn two_keys_in_one_shard_stay_apart_through_release_and_close() {
         table.close();
         on_held.join().unwrap();
         on_other.join().unwrap();
+        assert_eq!(
+            (table.len(), table.entries()),
+            (0, 0),
+            "nothing left behind"
+        );
+    });
+}
+
+/// Two contended keys in one shard, handed over while the other's first
+/// waiter queues: the list key 1's entry leaves behind (a spare of the
+/// shard) may become key 2's. Each waiter gets its own key, only once its
+/// holder released it, and nothing is left behind.
+#[test]
+fn a_spare_list_passes_from_one_contended_key_to_the_next() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let table = Arc::new(KeyTable::new());
+        let held = [
+            table.try_acquire(1u8).unwrap(),
+            table.try_acquire(2u8).unwrap(),
+        ];
+        let released = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+        let waiter = |key: u8| {
+            let (t, released) = (Arc::clone(&table), Arc::clone(&released));
+            thread::spawn(move || {
+                let g = block_on(t.acquire(key)).expect("the table stays open");
+                let was = released[usize::from(key - 1)].load(Ordering::SeqCst);
+                assert_eq!(was, 1, "key {key} handed over before its release");
+                drop(g);
+            })
+        };
+        let waiters = [waiter(1), waiter(2)];
+        for (guard, flag) in held.into_iter().zip(released.iter()) {
+            flag.store(1, Ordering::SeqCst);
+            drop(guard);
+        }
+        for w in waiters {
+            w.join().unwrap();
+        }
         assert_eq!(
             (table.len(), table.entries()),
             (0, 0),
