@@ -307,8 +307,15 @@ impl<K: Hash + Eq> KeyTable<K> {
     /// The key's hash and its shard.
     fn locate(&self, key: &K) -> (u64, usize) {
         let hash = self.hasher.hash_one(key);
-        // hashbrown uses the low bits (bucket) and the top 7 (tag).
-        (hash, (hash >> 32) as usize & (SHARDS - 1))
+        // The shard is the top bits of the hash remixed by an odd multiplier,
+        // scaled to `SHARDS` (no shift past 63 when there is one shard).
+        // foldhash's `fast` output is a good hash for hashbrown, but under
+        // some of its per-process seeds a run of small integer keys lands in
+        // a few values of any one fixed bit range, leaving shards empty and
+        // others crowded; the multiply spreads every bit of the hash into
+        // the top ones.
+        let mixed = hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        (hash, ((mixed * SHARDS as u64) >> 32) as usize)
     }
 
     fn lock(&self, shard: usize) -> MutexGuard<'_, State<K>> {
