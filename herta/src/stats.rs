@@ -180,7 +180,8 @@ impl fmt::Display for OperationStats {
 
 /// Three lines of counters (calls, how admitted calls ended, attempts: all
 /// of them, then the first attempts of calls (`started`) and the retries),
-/// then one line per budget, then one line per operation (see
+/// then one line per budget (a rate budget's says the units its bucket
+/// holds now of its burst, its rate, and the units granted), then one line per operation (see
 /// [`OperationStats`]'s `Display`), indented under `operations:`:
 ///
 /// ```text
@@ -188,6 +189,7 @@ impl fmt::Display for OperationStats {
 /// ended: succeeded 6, failed 1, throttled 1, stopped waiting 0, cancelled 0, panicked 0, deadline exceeded 0
 /// attempts: 10 (first 8, retried 2), timed out 0, retries denied 0
 /// worker: 0 of 4 in use, 0 waiting, peak 4
+/// api: 97 of 100 available (100 per 1s), 0 waiting, granted 3
 /// operations:
 ///   charge: admitted 2, finished 2, succeeded 1, throttled 1, started 1
 ///   render: admitted 7, finished 7, succeeded 5, failed 1, started 7, retried 2
@@ -221,11 +223,24 @@ impl fmt::Display for Stats {
             self.retries_denied
         )?;
         for r in &self.resources {
-            write!(
-                f,
-                "\n{}: {} of {} in use, {} waiting, peak {}",
-                r.name, r.in_use, r.capacity, r.waiting, r.peak_in_use
-            )?;
+            match &r.rate {
+                None => write!(
+                    f,
+                    "\n{}: {} of {} in use, {} waiting, peak {}",
+                    r.name, r.in_use, r.capacity, r.waiting, r.peak_in_use
+                )?,
+                Some(rate) => write!(
+                    f,
+                    "\n{}: {} of {} available ({} per {:?}), {} waiting, granted {}",
+                    r.name,
+                    r.available,
+                    r.capacity,
+                    rate.count,
+                    rate.period,
+                    r.waiting,
+                    rate.granted
+                )?,
+            }
             if let Some(limit) = r.queue_limit {
                 write!(f, ", queue limit {limit}")?;
             }

@@ -139,3 +139,25 @@ async fn binding_per_call_reuses_the_dropped_bindings_counters() {
     assert_eq!(s.operations.len(), 1);
     assert_eq!(s.operation("lookup").unwrap().succeeded, 1000);
 }
+
+/// A rate budget's line says what its bucket holds now, of its burst, and
+/// what it granted: its units are consumed, never "in use".
+#[tokio::test(start_paused = true)]
+async fn a_rate_budget_s_line_shows_its_bucket_and_rate() {
+    #[herta::operation(effect = Pure, resources("api" = 2))]
+    async fn fetch() -> Result<(), Failure<String>> {
+        Ok(())
+    }
+    let api = Resource::rate("api", 5, std::time::Duration::from_secs(1)).unwrap();
+    let rt = Runtime::builder().resource(api).build().unwrap();
+    let line = |rt: &Runtime| rt.stats().to_string().lines().nth(3).unwrap().to_owned();
+    assert_eq!(
+        line(&rt),
+        "api: 5 of 5 available (5 per 1s), 0 waiting, granted 0"
+    );
+    Fetch::bind(&rt).unwrap().call().await.unwrap();
+    assert_eq!(
+        line(&rt),
+        "api: 3 of 5 available (5 per 1s), 0 waiting, granted 2"
+    );
+}
