@@ -153,8 +153,8 @@ impl Arbiter {
     /// (a rate budget's always does): a rate budget's units with one clock
     /// read and one CAS, else the lock. Called straight from the inlined
     /// `try_acquire`, in a function of its own (the general one's frame
-    /// costs more than this whole path); the clock is read first, so that
-    /// little is live across it.
+    /// costs more than this whole path); the clock is read only once the
+    /// budget is known to be a rate budget.
     ///
     /// `#[cold]` as the lock path it replaces was: the concurrency path's
     /// caller stays small enough to inline.
