@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::budget::{Budget, Fast, FastAll, SLOW};
 use super::needs::Needs;
 use super::permits::{Arbiter, TryAcquireError};
-use super::rate::{accrued, instant_at, instant_of, period_ns, Now, Rate, LOCKED, SHIFT};
+use super::rate::{accrued, instant_at, instant_of, period_ns, since, Now, Rate, LOCKED, SHIFT};
 use crate::loom::Ordering;
 
 impl Budget {
@@ -149,21 +149,28 @@ impl Arbiter {
         Now::lazy(&self.epoch)
     }
 
-    /// `try_acquire` of a list naming one rate budget and nothing else:
-    /// one clock read and one CAS, in a function of its own (the general
-    /// one's frame costs more than this whole path).
+    /// `try_acquire` of a one-budget list whose budget's word looks `SLOW`
+    /// (a rate budget's always does): a rate budget's units with one clock
+    /// read and one CAS, else the lock. Called straight from the inlined
+    /// `try_acquire`, in a function of its own (the general one's frame
+    /// costs more than this whole path); the clock is read only once the
+    /// budget is known to be a rate budget.
+    ///
+    /// `#[cold]` as the lock path it replaces was: the concurrency path's
+    /// caller stays small enough to inline.
+    #[cold]
     #[inline(never)]
-    pub(super) fn try_acquire_one_rate(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
+    pub(super) fn try_acquire_one_slow(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
         let n = needs.list[0];
         let b = &self.budgets[n.resource];
         let Some(rate) = &b.rate else {
-            return self.try_acquire_rate(needs);
+            return self.try_acquire_locked_at(needs, self.now());
         };
-        let mut now = self.now();
-        match b.try_take_rate(rate, n.units, now.ns()) {
+        let t = since(&self.epoch);
+        match b.try_take_rate(rate, n.units, t) {
             Fast::Taken => Ok(0),
             Fast::Short => Err(TryAcquireError::Busy(n.resource)),
-            Fast::Slow => self.try_acquire_locked_at(needs, now),
+            Fast::Slow => self.try_acquire_locked_at(needs, Now::at(&self.epoch, t)),
         }
     }
 

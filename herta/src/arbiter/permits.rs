@@ -234,7 +234,7 @@ impl Arbiter {
             [n] => match self.budgets[n.resource].try_take_fast(n.units) {
                 Fast::Taken => 0,
                 Fast::Short => return Err(TryAcquireError::Busy(n.resource)),
-                Fast::Slow => self.try_acquire_locked(needs)?,
+                Fast::Slow => self.try_acquire_one_slow(needs)?,
             },
             _ => self.try_acquire_several(needs)?,
         };
@@ -269,9 +269,6 @@ impl Arbiter {
     #[inline(never)]
     fn try_acquire_locked(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
         if needs.has_rate() {
-            if needs.list.len() == 1 {
-                return self.try_acquire_one_rate(needs);
-            }
             return self.try_acquire_rate(needs);
         }
         self.try_acquire_locked_at(needs, self.now())

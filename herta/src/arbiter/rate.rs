@@ -26,8 +26,9 @@
 //!
 //! `n << 2 | LOCKED | SLOW`. `SLOW` is always set, so the concurrency fast
 //! paths (`try_take_fast`, `try_take_all_fast`) never take a rate budget:
-//! they fall to `try_acquire_locked`, which sends a list naming a rate
-//! budget to [`Arbiter::try_acquire_rate`]. `LOCKED` plays the part `SLOW`
+//! they fall to `Arbiter::try_acquire_one_slow` (a one-budget list) or
+//! `try_acquire_locked`, which sends a list naming a rate budget to
+//! [`Arbiter::try_acquire_rate`]. `LOCKED` plays the part `SLOW`
 //! plays for a concurrency budget (`Budget::lock_bit`): set under the lock
 //! while waiters need the budget, while a lock holder works on it, and for
 //! good once closed. While it is clear, a grant takes units with one
@@ -158,7 +159,7 @@ impl<'a> Now<'a> {
 /// Nanoseconds from `epoch` to now on tokio's clock, 0 if the clock reads
 /// earlier (it never runs backwards in a bucket: see the module docs).
 #[inline]
-fn since(epoch: &Instant) -> u64 {
+pub(super) fn since(epoch: &Instant) -> u64 {
     let d = Instant::now().saturating_duration_since(*epoch);
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
