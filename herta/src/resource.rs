@@ -68,7 +68,9 @@ impl Resource {
     /// grant as its concurrency budgets: nothing is consumed while the call
     /// waits for a slot, and no slot is held while it waits for units. Over
     /// any interval `T`, at most `burst + count × T / period` units are
-    /// granted (exact, integer nanoseconds on tokio's clock, no drift). A
+    /// granted (exact, integer nanoseconds on tokio's clock, no drift; but
+    /// see the known bug in [limits](crate::guide::limits): one unit more
+    /// just after a full bucket is drawn empty between accrual instants). A
     /// `Reject` call finding no units gets `Error::Throttled` with
     /// `retry_after()` the time until they exist; a `Wait` call queues and
     /// is woken by a timer at that instant, or fails at once when that
