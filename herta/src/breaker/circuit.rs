@@ -27,6 +27,7 @@
 //! Times are nanoseconds since the circuit was made (`tokio`'s clock, so a
 //! paused test clock drives it).
 
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -95,8 +96,8 @@ pub(crate) struct Circuit {
     open_until: AtomicU64,
     /// The attempts of the last `window`.
     window: Window,
-    /// One bucket, in ns.
-    bucket: u64,
+    /// One bucket, in ns (never zero: a division by it needs no check).
+    bucket: NonZeroU64,
     /// `slow_call` in ns; `u64::MAX` without one.
     slow: u64,
     /// Times it opened.
@@ -123,7 +124,8 @@ impl Circuit {
             word: AtomicU64::new(CLOSED),
             open_until: AtomicU64::new(0),
             window: Window::new(),
-            bucket: (nanos(breaker.window()) / u64::from(BUCKETS)).max(1),
+            bucket: NonZeroU64::new(nanos(breaker.window()) / u64::from(BUCKETS))
+                .unwrap_or(NonZeroU64::MIN),
             slow: breaker.slow_call().map_or(u64::MAX, |(t, _)| nanos(t)),
             opened: AtomicU64::new(0),
             refused: AtomicU64::new(0),

@@ -67,8 +67,9 @@ pub(crate) mod sealed {
 
         /// `pass` again, if the breaker moved since it was taken (the
         /// call waited for its key or budgets meanwhile): the old one ends
-        /// without a verdict, and a fresh one is taken, or the refusal.
-        fn again<'a>(pass: Self::Pass<'a>) -> Result<Self::Pass<'a>, Refusal>;
+        /// without a verdict, and a fresh one replaces it, or the refusal
+        /// (the old one then holds nothing).
+        fn again(pass: &mut Self::Pass<'_>) -> Option<Refusal>;
 
         /// The attempt that held `pass` ended so.
         fn ended(pass: Self::Pass<'_>, verdict: Verdict);
@@ -91,14 +92,14 @@ pub(crate) mod sealed {
         }
 
         /// The first attempt is about to start (the call holds its key and
-        /// budgets): the call's deadline has not passed (else the
-        /// refusal), and its `pass`, taken again if the breaker moved
-        /// while the call waited.
+        /// budgets): why it may not (the call's deadline passed, or its
+        /// pass, taken again because the breaker moved while the call
+        /// waited, was refused), else `None`.
         #[cfg_attr(not(debug_assertions), inline(always))]
         #[cfg_attr(debug_assertions, inline)]
-        fn ready<'a>(limits: &Limits, pass: Self::Pass<'a>) -> Result<Self::Pass<'a>, Refusal> {
+        fn ready(limits: &Limits, pass: &mut Self::Pass<'_>) -> Option<Refusal> {
             if limits.passed() {
-                return Err(Refusal::DeadlineExceeded);
+                return Some(Refusal::DeadlineExceeded);
             }
             Self::again(pass)
         }
@@ -134,11 +135,9 @@ impl Stage for NoBreaker {
         Ok(())
     }
 
-    // `'a: 'a` makes the lifetime early-bound, as the trait's is (it
-    // appears there only in `Self::Pass<'a>`).
     #[inline(always)]
-    fn again<'a: 'a>(_: ()) -> Result<(), Refusal> {
-        Ok(())
+    fn again(_: &mut ()) -> Option<Refusal> {
+        None
     }
 
     #[inline(always)]
@@ -150,10 +149,10 @@ impl Stage for WithBreaker {
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
-    fn again<'a: 'a>(pass: Pass<'a>) -> Result<Pass<'a>, Refusal> {
+    fn again(pass: &mut Pass<'_>) -> Option<Refusal> {
         match pass.circuit {
             Some(c) if c.moved(pass.ticket) => renewed(pass, c),
-            _ => Ok(pass),
+            _ => None,
         }
     }
 
@@ -185,12 +184,27 @@ impl Stage for WithBreaker {
     }
 }
 
-/// A fresh pass for a call whose `pass` (of `circuit`) is out of date.
+/// A fresh pass into `pass`, out of date (of `circuit`): the old one ends
+/// first (a probe frees its slot before the new try), then the new try
+/// replaces it; refused, `pass` holds nothing.
 #[cold]
 #[inline(never)]
-fn renewed<'a>(pass: Pass<'a>, circuit: &'a Circuit) -> Result<Pass<'a>, Refusal> {
-    drop(pass);
-    WithBreaker::pass(Some(circuit))
+fn renewed<'a>(pass: &mut Pass<'a>, circuit: &'a Circuit) -> Option<Refusal> {
+    let old = std::mem::replace(
+        pass,
+        Pass {
+            circuit: None,
+            ticket: Ticket::NONE,
+        },
+    );
+    drop(old);
+    match WithBreaker::pass(Some(circuit)) {
+        Ok(fresh) => {
+            *pass = fresh;
+            None
+        }
+        Err(refused) => Some(refused),
+    }
 }
 
 /// The refusal of a call by `circuit`'s breaker, `retry_after` the time

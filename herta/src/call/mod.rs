@@ -327,10 +327,9 @@ impl<K: 'static> Bound<K> {
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
                 }
-                pass = match B::ready(&limits, pass) {
-                    Ok(pass) => pass,
-                    Err(refused) => break 'stages Err(End::Refused(refused)),
-                };
+                if let Some(refused) = B::ready(&limits, &mut pass) {
+                    break 'stages Err(End::Refused(refused));
+                }
                 call.started();
                 attempts::first(rt, contract);
                 loop {
