@@ -322,7 +322,10 @@ impl fmt::Display for Busy {
                 parameter,
                 value: Some(value),
             } => write!(f, "the key `{parameter}` = {value} is busy"),
-            Busy::Breaker { breaker } => write!(f, "circuit breaker `{breaker}` is open"),
+            Busy::Breaker { breaker } => write!(
+                f,
+                "circuit breaker `{breaker}` is open (or half-open with every probe out)"
+            ),
         }
     }
 }

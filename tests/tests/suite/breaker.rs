@@ -172,6 +172,10 @@ fn assert_refused(err: &Error<UpError>, retry_after: Option<Duration>) {
         other => panic!("expected the breaker's refusal, got {other:?}"),
     }
     assert_eq!(err.retry_after(), retry_after);
+    // One message for both refusing states: it must not claim "open" alone.
+    assert!(err
+        .to_string()
+        .contains("circuit breaker `upstream` is open (or half-open with every probe out)"));
 }
 
 /// Four failing calls of `fetch`: the breaker opens.
