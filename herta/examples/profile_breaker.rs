@@ -14,6 +14,9 @@
 //! Instruction counts are deterministic, so the three compare without a
 //! quiet machine; subtract a run of 0 calls for the setup.
 
+#[path = "profile/cli.rs"]
+mod cli;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -45,13 +48,7 @@ async fn open(x: u64) -> Result<u64, Failure<std::io::Error>> {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let which = args.next().unwrap_or_else(|| "closed".to_owned());
-    let calls: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("tokio runtime");
+    let (which, calls, rt) = (cli::which("closed"), cli::calls(2), cli::current_thread());
     let herta = Runtime::builder()
         .resource(Resource::new("worker", 4))
         .breaker(GUARD)

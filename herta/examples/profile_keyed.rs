@@ -11,6 +11,9 @@
 //! A binary of its own, so that the keyed operation changes nothing in how
 //! `profile_call`'s loop is compiled.
 
+#[path = "profile/cli.rs"]
+mod cli;
+
 use std::hint::black_box;
 
 use herta::{Failure, Resource, Runtime};
@@ -27,14 +30,7 @@ const KEYS: [&str; 8] = [
 ];
 
 fn main() {
-    let calls: u64 = std::env::args()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100_000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("tokio runtime");
+    let (calls, rt) = (cli::calls(1), cli::current_thread());
     let herta = Runtime::builder()
         .resource(Resource::new("worker", 4))
         .build()

@@ -15,6 +15,8 @@
 
 use std::hint::black_box;
 
+#[path = "profile/cli.rs"]
+mod cli;
 #[path = "profile/workload.rs"]
 mod workload;
 

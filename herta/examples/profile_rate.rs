@@ -15,6 +15,9 @@
 //! deterministic: subtract a run of N calls from a run of 2N for the
 //! marginal cost of a call.
 
+#[path = "profile/cli.rs"]
+mod cli;
+
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -36,13 +39,7 @@ async fn both(x: u64) -> Result<u64, Failure<std::io::Error>> {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let which = args.next().unwrap_or_else(|| "rate".to_owned());
-    let calls: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("tokio runtime");
+    let (which, calls, rt) = (cli::which("rate"), cli::calls(2), cli::current_thread());
     // A rate no run of this program can exhaust (100 million per second,
     // the most at once), as realistic rates are computed: in 64 bits.
     let api = Resource::rate("api", 100_000_000, Duration::from_secs(1)).expect("valid rate");

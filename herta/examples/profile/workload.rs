@@ -6,6 +6,8 @@ use std::hint::black_box;
 
 use herta::{Failure, Resource, Runtime};
 
+use crate::cli;
+
 #[herta::operation(effect = Pure, resources("worker" = 1))]
 pub async fn work(x: u64) -> Result<u64, Failure<std::io::Error>> {
     Ok(black_box(x))
@@ -27,13 +29,7 @@ pub struct Workload {
 
 /// Reads the command line and builds both runtimes.
 pub fn workload() -> Workload {
-    let mut args = std::env::args().skip(1);
-    let which = args.next().unwrap_or_else(|| "herta".to_owned());
-    let calls: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(100_000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("tokio runtime");
+    let (which, calls, rt) = (cli::which("herta"), cli::calls(2), cli::current_thread());
     let herta = Runtime::builder()
         .resource(Resource::new("worker", 4))
         .build()
