@@ -132,6 +132,7 @@ mod rate;
 mod resize;
 mod state;
 
+pub(crate) use acquire::Acquire;
 pub(crate) use needs::{Need, Needs};
 pub(crate) use permits::{AcquireError, Arbiter, Kind, Permit, TryAcquireError};
 #[cfg(all(test, loom))]

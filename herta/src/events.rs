@@ -195,6 +195,9 @@ impl Events<'_> {
                     Ending::DeadlineExceeded { outcome, attempts } => {
                         traced!(trace::deadline_exceeded(self.contract, outcome, attempts));
                     }
+                    Ending::WouldDeadlock(busy) => {
+                        traced!(trace::would_deadlock(self.contract, busy));
+                    }
                     Ending::Cancelled => {
                         traced!(trace::cancelled());
                     }

@@ -387,6 +387,13 @@ impl<K: Hash + Eq> KeyTable<K> {
             .sum()
     }
 
+    /// The table's address: what identifies it while a guard or a queued
+    /// waiter refers to it (a nested call's self-deadlock check,
+    /// `call/chain.rs`).
+    pub(crate) fn addr(&self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
     /// Entries, held or kept for withdrawn waiters (tests only).
     #[cfg(test)]
     fn entries(&self) -> usize {
@@ -400,6 +407,14 @@ pub(crate) struct KeyGuard<'a, K: Hash + Eq> {
     table: &'a KeyTable<K>,
     shard: usize,
     entry: usize,
+}
+
+impl<K: Hash + Eq> KeyGuard<'_, K> {
+    /// The held key's entry: its table's address, its shard and its slot
+    /// (unique while the key is held).
+    pub(crate) fn at(&self) -> (usize, usize, usize) {
+        (self.table.addr(), self.shard, self.entry)
+    }
 }
 
 impl<K: Hash + Eq> Drop for KeyGuard<'_, K> {
@@ -457,6 +472,25 @@ pin_project_lite::pin_project! {
                 w.wake();
             }
         }
+    }
+}
+
+impl<K: Hash + Eq> AcquireKey<'_, K> {
+    /// Where a waiter that is queued (its poll returned `Pending`) waits:
+    /// its table's address, its entry's shard and slot.
+    pub(crate) fn queued_at(self: Pin<&mut Self>) -> (usize, usize, usize) {
+        let this = self.project();
+        debug_assert!(!this.node.is_idle(), "only a queued waiter asks");
+        (this.table.addr(), *this.shard, *this.entry)
+    }
+
+    /// `f` of the key a queued waiter waits for (read in its entry, which
+    /// stays while the waiter is queued on it).
+    pub(crate) fn with_key<R>(self: Pin<&mut Self>, f: impl FnOnce(&K) -> R) -> R {
+        let this = self.project();
+        debug_assert!(!this.node.is_idle(), "only a queued waiter asks");
+        let state = this.table.lock(*this.shard);
+        f(&state.entries[*this.entry].key)
     }
 }
 

@@ -34,6 +34,10 @@ pub(crate) enum Ending<'a> {
         /// Attempts made, the dropped one included.
         attempts: u32,
     },
+    /// A call made inside a handler queued for what its own calling chain
+    /// holds, `busy` (a key, or a budget it needs more units of than the
+    /// chain leaves): refused, as it could never be granted.
+    WouldDeadlock(&'a Busy),
     /// The caller dropped the call before it completed.
     Cancelled,
     /// A panic ended the call (its handler's, one in code herta ran for
@@ -66,6 +70,8 @@ pub(crate) enum Label {
     Stopping,
     /// The call's deadline passed.
     Deadline,
+    /// A nested call needed what its own calling chain holds.
+    WouldDeadlock,
     /// The caller dropped the call.
     Cancelled,
     /// A panic ended the call.
@@ -75,7 +81,7 @@ pub(crate) enum Label {
 #[cfg_attr(not(any(feature = "tracing", feature = "metrics")), allow(dead_code))]
 impl Label {
     /// Every label, each at its own index: `ALL[label as usize] == label`.
-    pub(crate) const ALL: [Label; 9] = [
+    pub(crate) const ALL: [Label; 10] = [
         Label::Success,
         Label::Transient,
         Label::Uncertain,
@@ -83,6 +89,7 @@ impl Label {
         Label::Throttled,
         Label::Stopping,
         Label::Deadline,
+        Label::WouldDeadlock,
         Label::Cancelled,
         Label::Panicked,
     ];
@@ -97,6 +104,7 @@ impl Label {
             Label::Throttled => "throttled",
             Label::Stopping => "stopping",
             Label::Deadline => "deadline",
+            Label::WouldDeadlock => "would_deadlock",
             Label::Cancelled => "cancelled",
             Label::Panicked => "panicked",
         }
@@ -130,6 +138,7 @@ impl Ending<'_> {
             Ending::Throttled(_) => Label::Throttled,
             Ending::Stopping(_) => Label::Stopping,
             Ending::DeadlineExceeded { .. } => Label::Deadline,
+            Ending::WouldDeadlock(_) => Label::WouldDeadlock,
             Ending::Cancelled => Label::Cancelled,
             Ending::Panicked { .. } => Label::Panicked,
         }

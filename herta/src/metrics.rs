@@ -16,7 +16,7 @@
 //!
 //! | metric | kind | labels | what it counts |
 //! |---|---|---|---|
-//! | `herta_calls_total` | counter | `operation`, `outcome` | calls by how they ended, once per call: `success`; `transient`, `uncertain`, `permanent`, `throttled` (the last attempt failed or timed out with that outcome); `throttled` (also: refused by `Reject`, `max_wait` or a full queue, having run nothing); `stopping` (refused or withdrawn because the runtime is stopping); `deadline` (`Error::DeadlineExceeded`). Cancelled and panicked calls are not here, only in their own counters |
+//! | `herta_calls_total` | counter | `operation`, `outcome` | calls by how they ended, once per call: `success`; `transient`, `uncertain`, `permanent`, `throttled` (the last attempt failed or timed out with that outcome); `throttled` (also: refused by `Reject`, `max_wait` or a full queue, having run nothing); `stopping` (refused or withdrawn because the runtime is stopping); `deadline` (`Error::DeadlineExceeded`); `would_deadlock` (`Error::WouldDeadlock`: a nested call that queued for what its own calling chain holds). Cancelled and panicked calls are not here, only in their own counters |
 //! | `herta_attempts_total` | counter | `operation` | attempts run (first attempts and retries) |
 //! | `herta_retries_total` | counter | `operation` | attempts beyond the first |
 //! | `herta_retries_denied_total` | counter | `operation` | calls whose retry the runtime's [`RetryBudget`](crate::RetryBudget) refused |
@@ -189,7 +189,8 @@ fn ended_counter(operation: &'static str, label: Label) -> Counter {
         | Label::Permanent
         | Label::Throttled
         | Label::Stopping
-        | Label::Deadline => {
+        | Label::Deadline
+        | Label::WouldDeadlock => {
             counter!("herta_calls_total", "operation" => op, "outcome" => label.as_str())
         }
     }

@@ -23,12 +23,13 @@ use crate::kinds::{Ending, StoppedAt};
 /// Each counter names one thing. A call is either refused at the admission
 /// gate (`refused_stopping`) or admitted; an admitted call ends in exactly
 /// one way, counted in exactly one of `succeeded`, `failed`, `throttled`,
-/// `stopped_waiting`, `cancelled`, `panicked` and `deadline_exceeded`. The
+/// `stopped_waiting`, `cancelled`, `panicked`, `deadline_exceeded` and
+/// `would_deadlock`. The
 /// figures relate exactly:
 ///
 /// | relation | when |
 /// |---|---|
-/// | `finished = succeeded + failed + throttled + stopped_waiting + cancelled + panicked + deadline_exceeded` | always (`finished` is that sum) |
+/// | `finished = succeeded + failed + throttled + stopped_waiting + cancelled + panicked + deadline_exceeded + would_deadlock` | always (`finished` is that sum) |
 /// | `admitted = finished + in_flight` | always (`in_flight` is that difference, read in the same snapshot: endings are read before admissions); a call being refused at the closed gate may count in `admitted` and `in_flight` for an instant |
 /// | `started <= admitted`, and `started` = calls that ran at least one attempt | always |
 /// | attempts run = `started + retried`; `timed_out <= started + retried` | always |
@@ -68,7 +69,7 @@ pub struct Stats {
     /// awaited them.
     pub panicked: u64,
     /// Admitted calls that ended, however they ended: the sum of the six
-    /// counters above it and `deadline_exceeded`.
+    /// counters above it, `deadline_exceeded` and `would_deadlock`.
     pub finished: u64,
     /// Calls that got their key and budgets and began their first attempt.
     pub started: u64,
@@ -91,6 +92,9 @@ pub struct Stats {
     /// deadline (contract `deadline` or a `herta::deadline` scope) passed
     /// while they waited or ran.
     pub deadline_exceeded: u64,
+    /// Admitted calls made inside a handler that queued for what their own
+    /// calling chain holds (`Error::WouldDeadlock`); they ran nothing.
+    pub would_deadlock: u64,
     /// Every circuit breaker of the runtime, in declaration order.
     pub breakers: Vec<BreakerStats>,
     /// The same counters for each operation bound to the runtime, by
@@ -131,7 +135,10 @@ pub struct OperationStats {
     pub panicked: u64,
     /// Admitted calls that ended with `Error::DeadlineExceeded`.
     pub deadline_exceeded: u64,
-    /// Admitted calls that ended, however they ended: the sum of the seven
+    /// Admitted calls refused with `Error::WouldDeadlock` (made inside a
+    /// handler, they queued for what their own calling chain holds).
+    pub would_deadlock: u64,
+    /// Admitted calls that ended, however they ended: the sum of the eight
     /// counters above it, from `succeeded` on.
     pub finished: u64,
     /// Calls that began their first attempt.
@@ -166,6 +173,7 @@ impl fmt::Display for OperationStats {
             ("cancelled", self.cancelled),
             ("panicked", self.panicked),
             ("deadline exceeded", self.deadline_exceeded),
+            ("would deadlock", self.would_deadlock),
             ("started", self.started),
             ("retried", self.retried),
             ("timed out", self.timed_out),
@@ -186,7 +194,7 @@ impl fmt::Display for OperationStats {
 ///
 /// ```text
 /// calls: admitted 9, refused (stopping) 0, in flight 0, keys 0
-/// ended: succeeded 6, failed 1, throttled 1, stopped waiting 0, cancelled 0, panicked 0, deadline exceeded 0
+/// ended: succeeded 6, failed 1, throttled 1, stopped waiting 0, cancelled 0, panicked 0, deadline exceeded 0, would deadlock 0
 /// attempts: 10 (first 8, retried 2), timed out 0, retries denied 0
 /// worker: 0 of 4 in use, 0 waiting, peak 4
 /// api: 97 of 100 available (100 per 1s), 0 waiting, granted 3
@@ -204,14 +212,15 @@ impl fmt::Display for Stats {
         writeln!(
             f,
             "ended: succeeded {}, failed {}, throttled {}, stopped waiting {}, cancelled {}, panicked {}, \
-             deadline exceeded {}",
+             deadline exceeded {}, would deadlock {}",
             self.succeeded,
             self.failed,
             self.throttled,
             self.stopped_waiting,
             self.cancelled,
             self.panicked,
-            self.deadline_exceeded
+            self.deadline_exceeded,
+            self.would_deadlock
         )?;
         write!(
             f,
@@ -407,6 +416,7 @@ pub(crate) struct Counters {
     pub(crate) timed_out: AtomicU64,
     pub(crate) retries_denied: AtomicU64,
     pub(crate) deadline_exceeded: AtomicU64,
+    pub(crate) would_deadlock: AtomicU64,
 }
 
 impl Counters {
@@ -435,6 +445,7 @@ impl Counters {
             Ending::Stopping(StoppedAt::Admission) => &self.refused_stopping,
             Ending::Stopping(StoppedAt::Key | StoppedAt::Budgets) => &self.stopped_waiting,
             Ending::DeadlineExceeded { .. } => &self.deadline_exceeded,
+            Ending::WouldDeadlock(_) => &self.would_deadlock,
             Ending::Cancelled => &self.cancelled,
             Ending::Panicked { .. } => &self.panicked,
         }
@@ -443,7 +454,7 @@ impl Counters {
     /// The counters an admitted call ends in, one per way it can end (a
     /// call refused at the closed gate was never admitted: its
     /// `refused_stopping` is not among them).
-    fn endings(&self) -> [&AtomicU64; 7] {
+    fn endings(&self) -> [&AtomicU64; 8] {
         [
             &self.succeeded,
             &self.failed,
@@ -452,6 +463,7 @@ impl Counters {
             &self.cancelled,
             &self.panicked,
             &self.deadline_exceeded,
+            &self.would_deadlock,
         ]
     }
 
@@ -471,7 +483,7 @@ impl Counters {
         let load = |a: &AtomicU64| a.load(Ordering::SeqCst);
         let endings = self.endings().map(load);
         let admitted = load(&self.admitted);
-        let [succeeded, failed, throttled, stopped_waiting, cancelled, panicked, deadline_exceeded] =
+        let [succeeded, failed, throttled, stopped_waiting, cancelled, panicked, deadline_exceeded, would_deadlock] =
             endings;
         OperationStats {
             name,
@@ -487,6 +499,7 @@ impl Counters {
             cancelled,
             panicked,
             deadline_exceeded,
+            would_deadlock,
             finished: endings.iter().sum(),
             admitted,
         }
@@ -505,6 +518,7 @@ impl OperationStats {
         self.cancelled += other.cancelled;
         self.panicked += other.panicked;
         self.deadline_exceeded += other.deadline_exceeded;
+        self.would_deadlock += other.would_deadlock;
         self.finished += other.finished;
         self.started += other.started;
         self.retried += other.retried;
@@ -593,6 +607,7 @@ impl Registry {
             resources,
             retries_denied: all.retries_denied,
             deadline_exceeded: all.deadline_exceeded,
+            would_deadlock: all.would_deadlock,
             breakers: Vec::new(),
             operations,
         }

@@ -5,13 +5,14 @@
 //! points one debugs: a wait for a key or for budgets (with how long), a
 //! throttled call, a failed attempt, a retry, a backoff sleep, a retry the
 //! retry budget denied, a timeout, a missed deadline, a cancellation, a
-//! panic, a refusal because the runtime is stopping. All have
+//! panic, a refusal because the runtime is stopping, a nested call refused
+//! because its own calling chain holds what it needs. All have
 //! the target `herta`, so `RUST_LOG=herta=debug` (or a `Targets` filter
 //! `herta=debug`) shows them:
 //!
 //! | span or event (message) | level | fields |
 //! |---|---|---|
-//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, at most 64 bytes: a longer one is cut at a character boundary and ends in `...`; without `show_key`, key values are never recorded); recorded when the call ends: `attempts` (attempts run, 0 if none), `outcome` (`success`, `transient`, `uncertain`, `permanent`, `throttled`, `stopping`, `deadline`, `cancelled`, `panicked`: the labels of the `metrics` feature) and `duration_ms` (f64, from the call to its end) |
+//! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, at most 64 bytes: a longer one is cut at a character boundary and ends in `...`; without `show_key`, key values are never recorded); recorded when the call ends: `attempts` (attempts run, 0 if none), `outcome` (`success`, `transient`, `uncertain`, `permanent`, `throttled`, `stopping`, `deadline`, `would_deadlock`, `cancelled`, `panicked`: the labels of the `metrics` feature) and `duration_ms` (f64, from the call to its end) |
 //! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
 //! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
 //! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |
@@ -24,6 +25,7 @@
 //! | `panicked` | `WARN` | `operation`, `attempt`, `max_attempts` (the panic then propagates unchanged) |
 //! | `stopping` | `DEBUG` | `stage`: `admission`, `key` or `budgets` (where the call was refused or withdrawn) |
 //! | `deadline exceeded` | `WARN` | `operation`, `outcome`, `attempts` (0: the deadline passed while the call waited; else the attempt dropped) |
+//! | `would deadlock` | `WARN` | `operation`, and `key` (with `show_key = true`, `value`) or `resource`: a call made inside a handler queued for what its own calling chain holds, and was refused (`Error::WouldDeadlock`) |
 //! | `capacity changed` | `INFO` | `resource`, `previous`, `capacity`, `in_use` (units held at the change; [`Runtime::set_capacity`](crate::Runtime::set_capacity)) |
 //! | `queue limit changed` | `INFO` | `resource`, `previous`, `queue_limit` (a number, or `none`; [`Runtime::set_queue_limit`](crate::Runtime::set_queue_limit)) |
 //! | `breaker state changed` | `WARN` when it opens, else `INFO` | `breaker`, `from`, `to` (`closed`, `open`, `half_open`), `failure_rate` (percent) and `calls` of its window then; once per transition, by the call that made it |
@@ -288,6 +290,35 @@ mod emit {
             attempts,
             "deadline exceeded"
         );
+    }
+
+    /// `would deadlock`, always `WARN` (a bug in the program): a nested
+    /// call queued for what its own calling chain holds, `busy` (the key,
+    /// its value only with `show_key`, or the budget).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn would_deadlock(contract: &Contract, busy: &Busy) {
+        let operation = contract.operation();
+        match busy {
+            Busy::Key {
+                parameter,
+                value: None,
+            } => {
+                tracing::warn!(target: "herta", operation, key = *parameter, "would deadlock");
+            }
+            Busy::Key {
+                parameter,
+                value: Some(value),
+            } => {
+                tracing::warn!(target: "herta", operation, key = *parameter, value = value.as_str(), "would deadlock");
+            }
+            Busy::Resource { resource } => {
+                tracing::warn!(target: "herta", operation, resource = *resource, "would deadlock");
+            }
+            Busy::Breaker { breaker } => {
+                tracing::warn!(target: "herta", operation, breaker = *breaker, "would deadlock");
+            }
+        }
     }
 
     /// `capacity changed`, `INFO`: `Runtime::set_capacity` moved a budget

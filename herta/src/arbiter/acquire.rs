@@ -84,6 +84,14 @@ impl Arbiter {
     }
 }
 
+impl<'a> Acquire<'a> {
+    /// What it queues for: its arbiter and its needs.
+    pub(crate) fn wants(self: Pin<&mut Self>) -> (&'a Arbiter, &'a Needs) {
+        let this = self.project();
+        (*this.arbiter, *this.needs)
+    }
+}
+
 impl<'a> Future for Acquire<'a> {
     type Output = Result<Permit<'a>, AcquireError>;
 

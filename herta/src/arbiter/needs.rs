@@ -34,6 +34,13 @@ impl Needs {
         self.held.len() < self.list.len()
     }
 
+    /// The concurrency part of the list: what a grant holds until its
+    /// permit is dropped.
+    #[inline]
+    pub(crate) fn held(&self) -> &Arc<[Need]> {
+        &self.held
+    }
+
     /// The rate part of the list.
     #[inline]
     pub(super) fn rate(&self) -> &[Need] {

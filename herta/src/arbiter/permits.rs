@@ -350,6 +350,11 @@ impl Arbiter {
         wake.wake_all();
     }
 
+    /// The arbiter's address (see [`Permit::arbiter_addr`]).
+    pub(crate) fn addr(&self) -> usize {
+        std::ptr::from_ref(self).addr()
+    }
+
     /// Every budget's figures, by index.
     pub(crate) fn snapshot(&self) -> Vec<BudgetSnapshot> {
         let state = self.lock();
@@ -395,6 +400,28 @@ pub(crate) struct Permit<'a> {
     needs: &'a [Need],
     /// Where this grant sits in arrival order (see the module docs).
     stamp: u64,
+}
+
+impl Permit<'_> {
+    /// The address of the arbiter the units are held from: what identifies
+    /// it while the permit lives (a nested call's self-deadlock check,
+    /// `call/chain.rs`).
+    pub(crate) fn arbiter_addr(&self) -> usize {
+        self.arbiter.addr()
+    }
+
+    /// The units of budget `resource` the permit holds (0 if none).
+    pub(crate) fn units_of(&self, resource: usize) -> u32 {
+        self.needs
+            .iter()
+            .find(|n| n.resource == resource)
+            .map_or(0, |n| n.units)
+    }
+
+    /// The capacity of budget `resource` of the permit's arbiter, now.
+    pub(crate) fn capacity_of(&self, resource: usize) -> u32 {
+        self.arbiter.budgets[resource].capacity()
+    }
 }
 
 impl Drop for Permit<'_> {

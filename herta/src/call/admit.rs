@@ -24,6 +24,7 @@ use super::attempts::Next;
 use super::backoff::{self, Between};
 use super::bound::BoundInner;
 use super::budgets;
+use super::chain::{Holding, Holds};
 use super::ended::{self, End, Refusal};
 use super::table_key::TableKey;
 use super::waiting::Limits;
@@ -71,6 +72,17 @@ impl<K> Held<'_, K> {
     fn release(&mut self) {
         self.permit = None;
         self.key = None;
+    }
+}
+
+/// What a running call holds, for its check of the nested calls that
+/// queue during its handler's polls (`call/chain.rs`).
+impl<K> Holding for Held<'_, K> {
+    fn holds(&self) -> Holds<'_> {
+        Holds {
+            key: self.key.as_ref().map(KeyGuard::at),
+            permit: self.permit.as_ref(),
+        }
     }
 }
 
@@ -139,6 +151,12 @@ impl<'a, K> Admitted<'a, K> {
     #[inline(always)]
     pub(crate) fn held(&mut self) -> &mut Held<'a, K> {
         &mut self.held
+    }
+
+    /// What the stages took, for the check of the handler's nested calls.
+    #[inline(always)]
+    pub(crate) fn holding(&self) -> &Held<'a, K> {
+        &self.held
     }
 
     /// The attempt running or last run (0 before the first).

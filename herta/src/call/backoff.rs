@@ -241,7 +241,9 @@ async fn reacquire<'a>(
     };
     match super::budgets::contended(rt, needs, error, admission, events, limits).await {
         Ok(permit) => Ok(permit),
-        Err(refusal @ Refusal::Throttled { .. }) => Err(Interrupted::Refused(refusal)),
+        Err(refusal @ (Refusal::Throttled { .. } | Refusal::WouldDeadlock(_))) => {
+            Err(Interrupted::Refused(refusal))
+        }
         Err(Refusal::Stopping(_) | Refusal::DeadlineExceeded) => Err(Interrupted::Last),
     }
 }

@@ -16,10 +16,14 @@
 //! the returned permit gives every unit back.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use super::chain::{Wants, Watch};
 use super::ended::Refusal;
 use super::waiting::{self, Limits};
-use crate::arbiter::{AcquireError, Need, Needs, Permit, TryAcquireError};
+use crate::arbiter::{Acquire, AcquireError, Need, Needs, Permit, TryAcquireError};
 use crate::error::Busy;
 use crate::events::{self, Event, Events};
 use crate::kinds::{Queue, StoppedAt};
@@ -78,16 +82,67 @@ pub(crate) fn contended<'a, 'e, 'l>(
                 }
             }
         }
-        match events::timed(waiting::bounded(until, rt.arbiter.acquire(needs))).await {
-            (Some(Ok(permit)), waited) => {
+        match events::timed(waiting::bounded(until, watched(rt, needs))).await {
+            (Some(Ok(Ok(permit))), waited) => {
                 events.emit(Event::Waited(Queue::Budgets, waited));
                 Ok(permit)
             }
-            (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
-            (Some(Err(AcquireError::QueueFull(full))), _) => Err(refused(rt, needs, full)),
+            (Some(Ok(Err(AcquireError::Closed))), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
+            (Some(Ok(Err(AcquireError::QueueFull(full)))), _) => Err(refused(rt, needs, full)),
+            (Some(Err(short)), _) => Err(Refusal::WouldDeadlock(Busy::Resource {
+                resource: rt.resources[short].name(),
+            })),
             (None, _) => Err(limits.expired(|| Busy::Resource {
                 resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
             })),
+        }
+    }
+}
+
+/// A queued wait for `needs`, watched for its doom (`call/chain.rs`):
+/// once it queues it is recorded (unless it needs no concurrency budget,
+/// which no chain can hold), and a doomed wait ends with `Err`, the index
+/// of the budget its chain holds too much of. Dropping it withdraws the
+/// waiter, as a cancelled one.
+fn watched<'a>(rt: &'a Inner, needs: &'a Needs) -> Watched<'a> {
+    Watched {
+        acquire: rt.arbiter.acquire(needs),
+        watch: Watch::Unqueued,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`watched`]'s future.
+    struct Watched<'a> {
+        #[pin]
+        acquire: Acquire<'a>,
+        watch: Watch,
+    }
+}
+
+impl<'a> Future for Watched<'a> {
+    type Output = Result<Result<Permit<'a>, AcquireError>, usize>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if let Some(short) = this.watch.refused() {
+            return Poll::Ready(Err(short));
+        }
+        match this.acquire.as_mut().poll(cx) {
+            Poll::Ready(acquired) => Poll::Ready(Ok(acquired)),
+            Poll::Pending => {
+                let (arbiter, needs) = this.acquire.wants();
+                this.watch.pending(
+                    || {
+                        (!needs.held().is_empty()).then(|| Wants::Units {
+                            arbiter: arbiter.addr(),
+                            needs: Arc::clone(needs.held()),
+                        })
+                    },
+                    cx.waker(),
+                );
+                Poll::Pending
+            }
         }
     }
 }

@@ -34,6 +34,10 @@ pub(crate) enum Refusal {
     },
     /// The call's deadline passed before its first attempt.
     DeadlineExceeded,
+    /// A call made inside a handler queued for what its own calling chain
+    /// holds (`busy`: the key, or the budget it needs more of than the
+    /// chain leaves): it could never be granted (`call/chain.rs`).
+    WouldDeadlock(Busy),
 }
 
 impl Refusal {
@@ -101,6 +105,7 @@ impl<E> End<E> {
             End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Ending::Failed(*outcome),
             End::Refused(Refusal::Throttled { busy, .. }) => Ending::Throttled(busy),
             End::Refused(Refusal::Stopping(at)) => Ending::Stopping(*at),
+            End::Refused(Refusal::WouldDeadlock(busy)) => Ending::WouldDeadlock(busy),
             End::Refused(Refusal::DeadlineExceeded) => Ending::DeadlineExceeded {
                 outcome: Outcome::Transient,
                 attempts: 0,
@@ -195,6 +200,7 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
             busy,
             retry_after,
         },
+        End::Refused(Refusal::WouldDeadlock(busy)) => Error::WouldDeadlock { operation, busy },
         End::Refused(Refusal::DeadlineExceeded) => Error::DeadlineExceeded {
             operation,
             attempts: 0,

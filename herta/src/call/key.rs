@@ -16,15 +16,18 @@
 //! returned guard releases the key.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use super::bound::BoundInner;
+use super::chain::{Wants, Watch};
 use super::ended::Refusal;
 use super::table_key::TableKey;
 use super::waiting::{self, Limits};
 use crate::contract::Contract;
 use crate::error::Busy;
 use crate::events::{self, Event, Events};
-use crate::keys::{KeyGuard, KeyTable, TryKeyError};
+use crate::keys::{AcquireKey, Closed, KeyGuard, KeyTable, TryKeyError};
 use crate::kinds::{Queue, StoppedAt};
 use crate::outcome::Admission;
 
@@ -104,12 +107,13 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
 ) -> impl Future<Output = Result<KeyGuard<'a, TableKey<K>>, Refusal>> + use<'a, 'e, 'l, K> {
     async move {
         let Some(until) = limits.wait_until() else {
-            return match events::timed(table.acquire(key)).await {
-                (Ok(guard), waited) => {
+            return match events::timed(watched(table.acquire(key), describe_key)).await {
+                (Ok(Ok(guard)), waited) => {
                     events.emit(Event::Waited(Queue::Key, waited));
                     Ok(guard)
                 }
-                (Err(_closed), _) => Err(Refusal::Stopping(StoppedAt::Key)),
+                (Ok(Err(_closed)), _) => Err(Refusal::Stopping(StoppedAt::Key)),
+                (Err(value), _) => Err(would_deadlock(contract, value)),
             };
         };
         // Bounded: only a call that found its key held gets here, so only
@@ -120,18 +124,86 @@ pub(crate) fn wait<'a, 'e, 'l, K: 'static>(
         // across the await.
         let (value, acquire) = (
             describe_key.map(|describe| describe(&key.key).into_boxed_str()),
-            table.acquire(key),
+            watched(table.acquire(key), None),
         );
         match events::timed(waiting::bounded(Some(until), acquire)).await {
-            (Some(Ok(guard)), waited) => {
+            (Some(Ok(Ok(guard))), waited) => {
                 events.emit(Event::Waited(Queue::Key, waited));
                 Ok(guard)
             }
-            (Some(Err(_closed)), _) => Err(Refusal::Stopping(StoppedAt::Key)),
+            (Some(Ok(Err(_closed))), _) => Err(Refusal::Stopping(StoppedAt::Key)),
+            (Some(Err(_)), _) => Err(would_deadlock(contract, value.map(String::from))),
             (None, _) => Err(limits.expired(|| Busy::Key {
                 parameter: contract.serialize_by().map_or("", |k| k.parameter()),
                 value: value.map(String::from),
             })),
+        }
+    }
+}
+
+/// The refusal of a call whose calling chain holds its key (`value`: the
+/// key's, with `show_key`).
+#[cold]
+fn would_deadlock(contract: &'static Contract, value: Option<String>) -> Refusal {
+    Refusal::WouldDeadlock(Busy::Key {
+        parameter: contract.serialize_by().map_or("", |k| k.parameter()),
+        value,
+    })
+}
+
+/// A queued key wait, watched for its doom (`call/chain.rs`): once it
+/// queues it is recorded, and a doomed wait ends with `Err`, the key
+/// described by `describe` (with `show_key`, while it is still queued on
+/// the key's entry). Dropping it withdraws the waiter, as a cancelled one.
+fn watched<K>(
+    acquire: AcquireKey<'_, TableKey<K>>,
+    describe: Option<fn(&K) -> String>,
+) -> Watched<'_, K> {
+    Watched {
+        acquire,
+        watch: Watch::Unqueued,
+        describe,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`watched`]'s future.
+    struct Watched<'a, K: 'static> {
+        #[pin]
+        acquire: AcquireKey<'a, TableKey<K>>,
+        watch: Watch,
+        describe: Option<fn(&K) -> String>,
+    }
+}
+
+impl<'a, K: 'static> Future for Watched<'a, K> {
+    type Output = Result<Result<KeyGuard<'a, TableKey<K>>, Closed>, Option<String>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if this.watch.refused().is_some() {
+            let value = this
+                .describe
+                .map(|describe| this.acquire.as_mut().with_key(|k| describe(&k.key)));
+            return Poll::Ready(Err(value));
+        }
+        match this.acquire.as_mut().poll(cx) {
+            Poll::Ready(acquired) => Poll::Ready(Ok(acquired)),
+            Poll::Pending => {
+                let acquire = this.acquire;
+                this.watch.pending(
+                    || {
+                        let (table, shard, entry) = acquire.queued_at();
+                        Some(Wants::Key {
+                            table,
+                            shard,
+                            entry,
+                        })
+                    },
+                    cx.waker(),
+                );
+                Poll::Pending
+            }
         }
     }
 }

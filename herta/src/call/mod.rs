@@ -74,6 +74,7 @@ mod bind;
 mod bound;
 mod breaker;
 mod budgets;
+mod chain;
 mod ended;
 mod key;
 mod table_key;
@@ -338,7 +339,7 @@ impl<K: 'static> Bound<K> {
                         let ctx = attempts::context(contract, attempt, &limits);
                         let deadline = ctx.deadline;
                         let clock = AttemptClock::start();
-                        let run = attempts::caught(handler(ctx));
+                        let run = chain::running(attempts::caught(handler(ctx)), call.holding());
                         let finished = match deadline {
                             Some(deadline) => attempts::timed(run, deadline).await,
                             None => Some(run.await),

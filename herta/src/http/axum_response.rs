@@ -26,6 +26,7 @@ const UNKNOWN: &str =
 /// | `Failed`, outcome `Transient` | 503 Service Unavailable | — | `temporarily unavailable` |
 /// | `Failed`, outcome `Throttled` (a service behind this one refused for load) | 503 Service Unavailable | — | `busy downstream` |
 /// | `Failed`, outcome `Permanent` | 500 Internal Server Error | — | `failed` |
+/// | `WouldDeadlock` (a nested call needed what its own calling chain holds: a bug) | 500 Internal Server Error | — | `internal error` |
 ///
 /// A `TimedOut` or `DeadlineExceeded` whose outcome is `Uncertain` (a
 /// `NonIdempotent` attempt was dropped) adds the `Uncertain` sentence to
@@ -111,6 +112,12 @@ impl<E> IntoResponse for Error<E> {
                     (StatusCode::INTERNAL_SERVER_ERROR, "failed\n".to_owned())
                 }
             },
+            // A bug in the program (a nested call needing what its own
+            // calling chain holds), not a load condition: never worth a retry.
+            Error::WouldDeadlock { .. } => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error\n".to_owned(),
+            ),
         };
         (status, body).into_response()
     }

@@ -115,7 +115,7 @@ async fn stats_are_kept_per_operation_by_name_and_sum_to_the_runtime_wide_ones()
         s.to_string(),
         "calls: admitted 5, refused (stopping) 0, in flight 0, keys 0\n\
          ended: succeeded 3, failed 2, throttled 0, stopped waiting 0, cancelled 0, panicked 0, \
-         deadline exceeded 0\n\
+         deadline exceeded 0, would deadlock 0\n\
          attempts: 6 (first 5, retried 1), timed out 0, retries denied 0\n\
          slots: 0 of 1 in use, 0 waiting, peak 1, queue limit 8\n\
          operations:\n  \
