@@ -62,17 +62,24 @@ use proc_macro::TokenStream;
 /// | key | value | default |
 /// |---|---|---|
 /// | `effect` | `Pure`, `Idempotent` or `NonIdempotent` (or `herta::Effect::Pure`, ...) | **required** |
-/// | `resources(...)` | `"name" = units` (checked at `bind`) or `CONSTANT = units` (a `herta::Resource`; a typo or units above its capacity are compile errors) | none |
+/// | `resources(...)` | `"name" = units` (checked at `bind`) or `CONSTANT = units` (a `herta::Resource`; a typo or units above its capacity are compile errors). A call made inside a handler that queues for more units than the capacity minus what its calling chain holds fails at once with `Error::WouldDeadlock` | none |
 /// | `admission` | `Wait` or `Reject` | `Wait` |
 /// | `retry(on = ..., max = n)` | `on`: one outcome or a list; `max`: every attempt, the first included (2 to 100; up to 10 000 with `backoff`); without `backoff`, attempts follow at once, each passing through the scheduler | no retry |
 /// | `retry(..., backoff(base = "10ms", cap = "1s", jitter = Full))` | `base` and `cap` with the `timeout` parser, `base` at most `cap`; `jitter` `Full` (default), `Equal` or `None`: a delay of `min(cap, base · 2^(n-1))` before attempt `n + 1`, jittered, at least `base` after a `Throttled` attempt, and at least an error's `retry_after` hint (a hint above `cap` ends the call); budgets are given back during the sleep | no delay |
 /// | `timeout` | a whole number and `ms`, `s`, `m` or `h`, from 1 ms to 1 hour | none |
-/// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations; `show_key = true` lets errors and traces show the key's value (by default they name the parameter only) | none |
+/// | `serialize_by` | a parameter; `serialize_by(param, scope = "space")` shares the key space across operations; `show_key = true` lets errors and traces show the key's value (by default they name the parameter only). A call made inside a handler that queues for a key its calling chain holds (the same key in the same space) fails at once with `Error::WouldDeadlock` | none |
 /// | `name` | the operation name in errors and stats | the function's name |
 /// | `wrapper` | the wrapper type's name | the function's name in UpperCamelCase |
 /// | `max_wait` | a duration like `timeout`; only with `admission = Wait`: the longest a call waits for its key and budgets together, from admission; then `Error::Throttled` naming what it waited for | no limit |
 /// | `deadline` | a duration like `timeout`: the whole call (waiting and every attempt) from admission; then `Error::DeadlineExceeded`. A `herta::deadline` scope around the call also applies, the earliest wins; the handler runs in a scope of the call's deadline, so calls it makes inherit it | none |
 /// | `breaker` | one circuit breaker: `PAYMENTS` (a `herta::Breaker` from `herta::breakers!`) or `"payments"` (checked at `bind`, with a did-you-mean). Its attempts count in the breaker; while it is open, calls are refused with `Error::Throttled` (`Busy::Breaker`) before they queue, and so is a retry about to start. See the guide's breakers page | none |
+///
+/// A call made from inside a handler (a nested call) that could never be
+/// granted because its own calling chain holds what it needs — the same
+/// key in the same key space, or more units of a budget than its capacity
+/// minus what the chain holds — fails at once with `Error::WouldDeadlock`
+/// instead of hanging; one that can be granted once others release waits
+/// as any call. See the guide's execution model, "Nested calls".
 ///
 /// # What it generates
 ///

@@ -95,7 +95,9 @@ pub enum Error<E> {
     /// the same key space as a call it runs inside, or more units of a
     /// budget than its capacity minus what the calls it runs inside hold
     /// (the capacity when the call queued). It fails at once instead of
-    /// hanging; nothing ran and nothing is held. A bug in the program, not
+    /// hanging; nothing is held, and nothing ran — unless this happened when
+    /// a retry took its budgets back after a backoff sleep (as for
+    /// `Throttled`, `attempts()` then reads 0). A bug in the program, not
     /// a load condition: retrying it fails the same way (its outcome is
     /// `Permanent`). Fix the nesting: take the key or the units once, in
     /// the outer call, and pass what the inner work needs down as plain

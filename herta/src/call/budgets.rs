@@ -9,7 +9,10 @@
 //! A `Wait` call that would exceed a budget's queue limit is refused at
 //! once, naming that budget. A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
 //! deadline); when they run out it is refused, naming the first budget
-//! still short.
+//! still short. A wait that queues is recorded for the self-deadlock check
+//! ([`super::chain`]): a call needing more units than the capacity minus
+//! what its own calling chain holds is refused at once (`WouldDeadlock`,
+//! naming the budget).
 //!
 //! Cancel safety: dropping the wait withdraws the waiter at once (units
 //! granted to it but not yet seen pass to the waiters behind it); dropping

@@ -345,3 +345,71 @@ impl Drop for Watch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wait for entry `entry` of a table at address 1, recorded now.
+    fn wait_for(entry: usize) -> Arc<Doom> {
+        queued(
+            Wants::Key {
+                table: 1,
+                shard: 0,
+                entry,
+            },
+            Waker::noop(),
+        )
+    }
+
+    /// A call holding entry `entry` of that table, checking the records
+    /// pushed since `since`.
+    fn holding(entry: usize, since: u64) {
+        let holds = Holds {
+            key: Some((1, 0, entry)),
+            permit: None,
+        };
+        check(since, pushed(), holds);
+    }
+
+    #[test]
+    fn only_the_records_pushed_during_the_poll_are_judged() {
+        let before = wait_for(7);
+        let since = pushed();
+        let during = wait_for(7);
+        let other = wait_for(8);
+        holding(7, since);
+        assert_eq!(before.refused(), None, "pushed before the poll");
+        assert_eq!(during.refused(), Some(0));
+        assert_eq!(other.refused(), None, "another entry");
+    }
+
+    #[test]
+    fn beyond_the_ring_the_oldest_waits_of_one_poll_are_not_checked() {
+        let since = pushed();
+        let waits: Vec<_> = (0..RING + 2).map(|_| wait_for(3)).collect();
+        holding(3, since);
+        let refused: Vec<bool> = waits.iter().map(|d| d.refused().is_some()).collect();
+        assert_eq!(&refused[..2], [false, false]);
+        assert!(refused[2..].iter().all(|&r| r));
+    }
+
+    #[test]
+    fn a_finished_wait_is_skipped_and_its_slot_s_doom_reused() {
+        let since = pushed();
+        let done = wait_for(5);
+        let at = Arc::as_ptr(&done);
+        drop(done);
+        holding(5, since);
+        // Its slot's next record reuses the doom, live again.
+        for _ in 1..RING {
+            drop(wait_for(6));
+        }
+        let again = wait_for(6);
+        assert_eq!(Arc::as_ptr(&again), at);
+        assert_eq!(again.refused(), None);
+        // A waiter that still holds its doom keeps it: the slot gets a new one.
+        let kept: Vec<_> = (0..RING).map(|_| wait_for(6)).collect();
+        assert!(!kept.iter().any(|d| Arc::ptr_eq(d, &again)));
+    }
+}

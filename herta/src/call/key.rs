@@ -9,7 +9,10 @@
 //! its wait only when the key is held.
 //!
 //! A `Wait` call's wait is bounded by its [`Limits`] (`max_wait`, the
-//! deadline); when they run out it is refused, naming the key.
+//! deadline); when they run out it is refused, naming the key. A wait that
+//! queues is recorded for the self-deadlock check ([`super::chain`]): a
+//! call whose own calling chain holds the key is refused at once
+//! (`WouldDeadlock`, naming the key).
 //!
 //! Cancel safety: dropping the wait withdraws the waiter at once (a key
 //! granted to it but not yet seen passes to the next waiter); dropping the

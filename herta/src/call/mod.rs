@@ -65,6 +65,12 @@
 //! that must handle it) and of `Refusal` or `End`, reported as that ending
 //! by `End::ending` and mapped to its [`Error`] in `ended::result`.
 //!
+//! A nested call that its own calling chain blocks (the same key, or
+//! units beyond what the chain leaves) is refused: [`chain`] records the
+//! key and budget waits that queue, and checks them against what the call
+//! holds after each handler poll that returned `Pending` having queued
+//! some (the attempt's future is wrapped in [`chain::running`]).
+//!
 //! Bind-time checks live in [`bind`]; key type erasure in [`table_key`].
 
 mod admit;

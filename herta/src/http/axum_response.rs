@@ -179,4 +179,18 @@ mod tests {
             assert_eq!(header(&response), seconds, "{after:?}");
         }
     }
+
+    #[test]
+    fn would_deadlock_is_a_server_error_never_worth_a_retry() {
+        let response = Error::<()>::WouldDeadlock {
+            operation: "credit",
+            busy: Busy::Key {
+                parameter: "customer",
+                value: Some("\"ada\"".to_owned()),
+            },
+        }
+        .into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!response.headers().contains_key(RETRY_AFTER));
+    }
 }

@@ -564,4 +564,74 @@ mod would_deadlock {
         assert!(within(waiter).await.unwrap().is_ok());
         assert!(all_free(&rt));
     }
+
+    /// 1 unit of `db`; its first attempt shrinks `db` to 2 and fails
+    /// `Transient`, so its retry takes its unit back after a 10 ms sleep.
+    #[herta::operation(effect = Idempotent, resources("db" = 1),
+                       retry(on = Transient, max = 2, backoff(base = "10ms", cap = "10ms", jitter = None)))]
+    async fn flaky(ctx: herta::Context, rt: Runtime) -> Result<(), Failure<String>> {
+        if ctx.attempt() == 1 {
+            rt.set_capacity("db", 2).unwrap();
+            return Err(Failure::transient("first".to_owned()));
+        }
+        Ok(())
+    }
+
+    /// Holds 2 units of `db`, then calls `flaky`.
+    #[herta::operation(effect = Idempotent, resources("db" = 2))]
+    async fn batch(flaky: Flaky, rt: Runtime) -> Result<Nested, Failure<String>> {
+        Ok(flaky.call(rt).await)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_that_takes_its_units_back_is_checked_too() {
+        // db = 3: batch holds 2, flaky's first attempt takes the third and
+        // shrinks db to 2; after its sleep, 1 > 2 - 2: refused at once.
+        let rt = runtime(3);
+        let start = Instant::now();
+        let nested = within(
+            Batch::bind(&rt)
+                .unwrap()
+                .call(Flaky::bind(&rt).unwrap(), rt.clone()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_millis(10),
+            "the sleep, then no wait"
+        );
+        assert_eq!(
+            busy(&nested.unwrap_err()),
+            &herta::Busy::Resource { resource: "db" }
+        );
+        let flaky = rt.stats().operation("flaky").unwrap().clone();
+        assert_eq!((flaky.would_deadlock, flaky.started), (1, 1));
+        assert!(all_free(&rt));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_a_multi_thread_runtime_the_refusal_reaches_the_waiter() {
+        let rt = runtime(3);
+        for _ in 0..200 {
+            let (credit, refund) = (Credit::bind(&rt).unwrap(), Refund::bind(&rt).unwrap());
+            let nested = tokio::spawn(async move { refund.call(credit, "ada".into()).await });
+            let nested = within(nested).await.unwrap().unwrap();
+            assert!(
+                matches!(nested, Err(Error::WouldDeadlock { .. })),
+                "{nested:?}"
+            );
+            let (summary, report) = (Summary::bind(&rt).unwrap(), Report::bind(&rt).unwrap());
+            let nested = within(tokio::spawn(async move { summary.call(report).await }))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(
+                matches!(nested, Err(Error::WouldDeadlock { .. })),
+                "{nested:?}"
+            );
+        }
+        assert_eq!(rt.stats().would_deadlock, 400);
+        assert!(all_free(&rt));
+    }
 }

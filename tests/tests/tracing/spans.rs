@@ -720,3 +720,54 @@ fn a_capacity_or_queue_limit_change_is_an_info_event() {
         ]
     );
 }
+
+/// Keyed in the shared space "nest".
+#[herta::operation(effect = Idempotent, resources("other" = 1),
+                   serialize_by(key, scope = "nest", show_key = true))]
+async fn nest_inner(key: u32) -> Result<(), Failure<String>> {
+    let _ = key;
+    Ok(())
+}
+
+/// Holds `key` in "nest", then calls `nest_inner` for it: a nested call its
+/// own chain blocks.
+#[herta::operation(effect = Idempotent, resources("other" = 1),
+                   serialize_by(key, scope = "nest", show_key = true))]
+async fn nest_outer(inner: NestInner, key: u32) -> Result<bool, Failure<String>> {
+    Ok(matches!(
+        inner.call(key).await,
+        Err(herta::Error::WouldDeadlock { .. })
+    ))
+}
+
+#[test]
+fn a_nested_call_its_chain_blocks_is_a_warn_event_and_its_span_says_would_deadlock() {
+    let capture = captured(LevelFilter::TRACE, |_| async {
+        let rt = runtime();
+        let inner = NestInner::bind(&rt).unwrap();
+        let refused = NestOuter::bind(&rt).unwrap().call(inner, 42).await;
+        assert!(refused.unwrap());
+    });
+    let event = capture.event("would deadlock");
+    assert_eq!(event.level, Level::WARN);
+    assert_eq!(event.fields.get("operation"), Some("nest_inner"));
+    assert_eq!(event.fields.get("key"), Some("key"));
+    assert_eq!(event.fields.get("value"), Some("42"));
+    let outcomes: Vec<_> = capture
+        .spans()
+        .into_iter()
+        .map(|s| {
+            (
+                s.fields.get("operation").unwrap().to_owned(),
+                s.fields.get("outcome").unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("nest_inner".to_owned(), "would_deadlock".to_owned()),
+            ("nest_outer".to_owned(), "success".to_owned())
+        ]
+    );
+}
