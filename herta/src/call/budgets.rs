@@ -126,26 +126,25 @@ pin_project_lite::pin_project! {
 impl<'a> Future for Watched<'a> {
     type Output = Result<Result<Permit<'a>, AcquireError>, usize>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        if let Some(short) = this.watch.refused() {
-            return Poll::Ready(Err(short));
+        if let Poll::Ready(acquired) = this.acquire.as_mut().poll(cx) {
+            return Poll::Ready(Ok(acquired));
         }
-        match this.acquire.as_mut().poll(cx) {
-            Poll::Ready(acquired) => Poll::Ready(Ok(acquired)),
-            Poll::Pending => {
-                let (arbiter, needs) = this.acquire.wants();
-                this.watch.pending(
-                    || {
-                        (!needs.held().is_empty()).then(|| Wants::Units {
-                            arbiter: arbiter.addr(),
-                            needs: Arc::clone(needs.held()),
-                        })
-                    },
-                    cx.waker(),
-                );
-                Poll::Pending
-            }
+        let (arbiter, needs) = this.acquire.wants();
+        let doomed = this.watch.pending(
+            || {
+                (!needs.held().is_empty()).then(|| Wants::Units {
+                    arbiter: arbiter.addr(),
+                    needs: Arc::clone(needs.held()),
+                })
+            },
+            cx.waker(),
+        );
+        match doomed {
+            None => Poll::Pending,
+            Some(short) => Poll::Ready(Err(short)),
         }
     }
 }

@@ -182,31 +182,30 @@ pin_project_lite::pin_project! {
 impl<'a, K: 'static> Future for Watched<'a, K> {
     type Output = Result<Result<KeyGuard<'a, TableKey<K>>, Closed>, Option<String>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        if this.watch.refused().is_some() {
-            let value = this
-                .describe
-                .map(|describe| this.acquire.as_mut().with_key(|k| describe(&k.key)));
-            return Poll::Ready(Err(value));
+        if let Poll::Ready(acquired) = this.acquire.as_mut().poll(cx) {
+            return Poll::Ready(Ok(acquired));
         }
-        match this.acquire.as_mut().poll(cx) {
-            Poll::Ready(acquired) => Poll::Ready(Ok(acquired)),
-            Poll::Pending => {
-                let acquire = this.acquire;
-                this.watch.pending(
-                    || {
-                        let (table, shard, entry) = acquire.queued_at();
-                        Some(Wants::Key {
-                            table,
-                            shard,
-                            entry,
-                        })
-                    },
-                    cx.waker(),
-                );
-                Poll::Pending
-            }
+        let acquire = this.acquire.as_mut();
+        let doomed = this.watch.pending(
+            || {
+                let (table, shard, entry) = acquire.queued_at();
+                Some(Wants::Key {
+                    table,
+                    shard,
+                    entry,
+                })
+            },
+            cx.waker(),
+        );
+        match doomed {
+            None => Poll::Pending,
+            // Still queued on the key's entry: its key can be read there.
+            Some(_) => Poll::Ready(Err(this
+                .describe
+                .map(|describe| this.acquire.as_mut().with_key(|k| describe(&k.key))))),
         }
     }
 }
