@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::budget::{Budget, Fast, FastAll, SLOW};
 use super::needs::Needs;
 use super::permits::{Arbiter, TryAcquireError};
-use super::rate::{accrued, instant_at, instant_of, period_ns, since, Now, Rate, LOCKED, SHIFT};
+use super::rate::{accrued, instant_of, period_ns, Now, Rate, LOCKED, SHIFT};
 use crate::loom::Ordering;
 
 impl Budget {
@@ -110,7 +110,7 @@ impl Budget {
         }
     }
 
-    /// The first instant (ns since the epoch, at least `now`) at which a
+    /// The first instant (ns since the clock's zero, at least `now`) at which a
     /// rate budget has `units`, if no one else takes any meanwhile.
     pub(super) fn rate_ready_at(&self, rate: &Rate, units: u32, now: u64) -> u64 {
         let (count, period) = rate.get();
@@ -146,7 +146,7 @@ impl Arbiter {
     /// The clock of this arbiter's rate budgets, read when first needed.
     #[inline]
     pub(super) fn now(&self) -> Now<'_> {
-        Now::lazy(&self.epoch)
+        Now::lazy(&self.clock)
     }
 
     /// `try_acquire` of a one-budget list whose budget's word looks `SLOW`
@@ -166,11 +166,11 @@ impl Arbiter {
         let Some(rate) = &b.rate else {
             return self.try_acquire_locked_at(needs, self.now());
         };
-        let t = since(&self.epoch);
+        let t = self.clock.now();
         match b.try_take_rate(rate, n.units, t) {
             Fast::Taken => Ok(0),
             Fast::Short => Err(TryAcquireError::Busy(n.resource)),
-            Fast::Slow => self.try_acquire_locked_at(needs, Now::at(&self.epoch, t)),
+            Fast::Slow => self.try_acquire_locked_at(needs, Now::at(&self.clock, t)),
         }
     }
 
@@ -268,7 +268,7 @@ impl Arbiter {
                 latest = Some((at, n.resource));
             }
         }
-        latest.map(|(at, r)| (instant_at(self.epoch, at), r))
+        latest.map(|(at, r)| (self.clock.instant_at(at), r))
     }
 
     /// Whether the budget at `resource` is a rate budget.
@@ -303,7 +303,7 @@ mod tests {
     /// two accrual instants: 5 units at 190 ms of a `5 per 1s` budget, then
     /// none before 390 ms (`burst + count × T / period` for T = 10 ms is
     /// 5.05). Known to fail: the bucket counts accrual on instants fixed
-    /// from the epoch, so a full bucket keeps the partial unit it was
+    /// from the clock's zero, so a full bucket keeps the partial unit it was
     /// accruing and grants it at 200 ms. Exact GCRA restarts the accrual at
     /// the instant a full bucket is first drawn from, which needs the phase
     /// beside the count (see the module docs of `rate`).

@@ -4,9 +4,9 @@
 //! # The bucket (GCRA in whole units)
 //!
 //! A rate budget of `count` units per `period`, with `burst` (its capacity)
-//! keeps one number, `n`: the units emitted since the arbiter's epoch,
+//! keeps one number, `n`: the units emitted since the arbiter's clock's zero,
 //! counted the way GCRA counts its *theoretical arrival time*. At an instant
-//! `now` (nanoseconds since the epoch, on tokio's clock), `c(now) =
+//! `now` (nanoseconds since that zero, on tokio's clock: [`Clock`]), `c(now) =
 //! floor(now × count / period)` units have accrued; the bucket holds
 //! `c + burst - max(n, c)` units (never more than `burst`: an idle bucket
 //! does not save more), and a grant of `u` units sets `n = max(n, c) + u`
@@ -18,7 +18,7 @@
 //! themselves (a 64-bit product when it fits, else 128-bit), never from a
 //! rounded interval, so there is no drift over any run; over any interval
 //! `T` at most `burst + count × T / period` units are granted. Counts
-//! saturate (`MAX_EMITTED`; the epoch's range is centuries), `n` never
+//! saturate (`MAX_EMITTED`; the clock's range is centuries), `n` never
 //! decreases except by a refund of a grant never used, and `max(n, c)`
 //! makes the bucket monotone in time, whatever the clock reads.
 //!
@@ -50,8 +50,7 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
+use crate::clock::Clock;
 use crate::loom::{AtomicU64, Ordering};
 
 /// A rate budget's flag: take the lock.
@@ -102,7 +101,7 @@ pub(super) fn period_ns(period: Duration) -> u64 {
     u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1)
 }
 
-/// Units accrued from the epoch to `now`: `floor(now × count / period)`,
+/// Units accrued from the clock's zero to `now`: `floor(now × count / period)`,
 /// at most [`MAX_EMITTED`].
 #[inline]
 pub(super) fn accrued(now: u64, count: u64, period: u64) -> u64 {
@@ -124,57 +123,37 @@ pub(super) fn instant_of(k: u64, count: u64, period: u64) -> u64 {
 /// The instant a lock-free or locked grant is computed at, read from the
 /// clock at most once and only if a rate budget is looked at.
 pub(super) struct Now<'a> {
-    epoch: &'a Instant,
+    clock: &'a Clock,
     ns: Option<u64>,
 }
 
 impl<'a> Now<'a> {
     /// The clock, read when first needed.
-    pub(super) fn lazy(epoch: &'a Instant) -> Self {
-        Now { epoch, ns: None }
+    pub(super) fn lazy(clock: &'a Clock) -> Self {
+        Now { clock, ns: None }
     }
 
-    /// A fixed instant, `ns` after the epoch (a timer's instant, tests).
-    pub(super) fn at(epoch: &'a Instant, ns: u64) -> Self {
+    /// A fixed instant, `ns` after the clock's zero (a timer's instant,
+    /// tests).
+    pub(super) fn at(clock: &'a Clock, ns: u64) -> Self {
         Now {
-            epoch,
+            clock,
             ns: Some(ns),
         }
     }
 
-    /// Nanoseconds since the epoch (saturating).
+    /// Nanoseconds since the clock's zero (saturating).
     #[inline]
     pub(super) fn ns(&mut self) -> u64 {
         match self.ns {
             Some(ns) => ns,
             None => {
-                let ns = since(self.epoch);
+                let ns = self.clock.now();
                 self.ns = Some(ns);
                 ns
             }
         }
     }
-}
-
-/// Nanoseconds from `epoch` to now on tokio's clock, 0 if the clock reads
-/// earlier (it never runs backwards in a bucket: see the module docs).
-#[inline]
-pub(super) fn since(epoch: &Instant) -> u64 {
-    let d = Instant::now().saturating_duration_since(*epoch);
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Nanoseconds from `epoch` to `at` (0 before it, saturating).
-pub(super) fn ns_since(epoch: Instant, at: Instant) -> u64 {
-    u64::try_from(at.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// The instant `ns` after `epoch`, saturating at a far future.
-pub(super) fn instant_at(epoch: Instant, ns: u64) -> Instant {
-    let far = Duration::from_secs(86_400 * 365 * 30);
-    epoch
-        .checked_add(Duration::from_nanos(ns).min(far))
-        .unwrap_or_else(|| epoch + far)
 }
 
 #[cfg(all(test, not(loom)))]
