@@ -88,6 +88,7 @@
 mod arbiter;
 mod breaker;
 mod call;
+mod clock;
 mod context;
 mod contract;
 mod deadline;

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use super::budget::Fast;
 use super::needs::{Need, Needs};
 use super::permits::{AcquireError, Arbiter, Permit};
-use super::rate::{self, Now};
+use super::rate::Now;
 use super::state::{State, Track, Waiter};
 use crate::waiters::{Node, Status, WakeList};
 
@@ -167,7 +167,7 @@ fn waiting<'a>(
             // A head's timer fired: a pass runs as of its instant, so
             // the timer's lag is not charged to the bucket.
             Some(at) => {
-                let mut now = Now::at(&arbiter.epoch, rate::ns_since(arbiter.epoch, at));
+                let mut now = Now::at(&arbiter.clock, arbiter.clock.ns_at(at));
                 st.pass(&arbiter.budgets, &mut wake, &mut now);
                 now
             }
@@ -239,7 +239,7 @@ fn arm(
     due: u64,
     cx: &mut Context<'_>,
 ) -> Poll<tokio::time::Instant> {
-    let at = rate::instant_at(arbiter.epoch, due);
+    let at = arbiter.clock.instant_at(due);
     let sleep = match timer {
         Some(sleep) if sleep.deadline() == at => sleep,
         _ => timer.insert(Box::pin(tokio::time::sleep_until(at))),

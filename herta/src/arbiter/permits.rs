@@ -52,8 +52,8 @@ pub(crate) struct BudgetSnapshot {
 pub(crate) struct Arbiter {
     pub(super) budgets: Box<[Budget]>,
     pub(super) state: Mutex<State>,
-    /// Where rate budgets count time from (tokio's clock, at creation).
-    pub(super) epoch: tokio::time::Instant,
+    /// The clock of rate budgets (tokio's, from the arbiter's creation).
+    pub(super) clock: crate::clock::Clock,
 }
 
 /// What kind of budget, for [`Arbiter::with_kinds`].
@@ -91,7 +91,7 @@ impl Arbiter {
                         count,
                         period,
                         burst,
-                    } => (burst, SLOW, Some(Rate::new(count, period)), LOCKED),
+                    } => (burst, SLOW, Some(Rate::new(count, period, burst)), LOCKED),
                 };
                 Budget {
                     word: AtomicU64::new(word),
@@ -133,7 +133,7 @@ impl Arbiter {
                 #[cfg(test)]
                 log: Vec::new(),
             }),
-            epoch: tokio::time::Instant::now(),
+            clock: crate::clock::Clock::new(),
         }
     }
 

@@ -30,11 +30,10 @@
 use std::num::NonZeroU64;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use super::declaration::{Breaker, BUCKETS};
 pub(crate) use super::report::{BreakerState, Transition};
 use super::window::{Counts, Window};
+use crate::clock::Clock;
 use crate::loom::{lock, AtomicU64, Mutex, Ordering};
 
 /// The state's bits.
@@ -106,11 +105,8 @@ pub(crate) struct Circuit {
     refused: AtomicU64,
     /// Held by moves to open (they write `open_until`, then the word).
     transitions: Mutex<()>,
-    /// The clock's zero.
-    base: Instant,
-    /// `base` read as raw nanoseconds ([`raw_nanos`]); `None` where the
-    /// platform's `Instant` does not read so (then `now` subtracts).
-    base_raw: Option<u64>,
+    /// The breaker's clock (its zero: when the circuit was made).
+    clock: Clock,
 }
 
 impl Circuit {
@@ -118,7 +114,6 @@ impl Circuit {
     /// starting now.
     pub(crate) fn new(breaker: Breaker) -> Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let base = Instant::now();
         Circuit {
             breaker,
             word: AtomicU64::new(CLOSED),
@@ -130,27 +125,15 @@ impl Circuit {
             opened: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             transitions: Mutex::new(()),
-            base,
-            base_raw: raw_base(base),
+            clock: Clock::new(),
         }
     }
 
-    /// Now, in ns since `base`: tokio's clock (so a paused test clock
-    /// drives the breaker), read as raw nanoseconds where it can be (see
-    /// [`raw_nanos`]), else by subtracting `base`.
-    #[inline]
+    /// Now, in ns since the circuit was made, on tokio's clock (so a
+    /// paused test clock drives the breaker).
+    #[inline(always)]
     pub(crate) fn now(&self) -> u64 {
-        let now = Instant::now();
-        match (self.base_raw, raw_nanos(&now)) {
-            (Some(base), Some(now)) => now.saturating_sub(base),
-            _ => self.since_base(now),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn since_base(&self, now: Instant) -> u64 {
-        u64::try_from(now.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX)
+        self.clock.now()
     }
 
     /// Admits an attempt about to start (at `now`, read only when needed):
@@ -447,70 +430,4 @@ fn state_of(word: u64) -> BreakerState {
 #[inline]
 fn next_epoch(word: u64) -> u64 {
     (word & HEAD & !STATE).wrapping_add(EPOCH) & HEAD & !STATE
-}
-
-/// What an `Instant`'s `Hash` writes: its seconds (a 64-bit integer) and
-/// its nanoseconds (a 32-bit one), in that order, and nothing else.
-#[derive(Default)]
-struct Grab {
-    secs: Option<u64>,
-    nanos: Option<u32>,
-    other: bool,
-}
-
-impl std::hash::Hasher for Grab {
-    fn finish(&self) -> u64 {
-        0
-    }
-    fn write(&mut self, _: &[u8]) {
-        self.other = true;
-    }
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.other |= self.secs.replace(n).is_some() || self.nanos.is_some();
-    }
-    #[inline]
-    fn write_i64(&mut self, n: i64) {
-        self.write_u64(n as u64);
-    }
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.other |= self.secs.is_none() || self.nanos.replace(n).is_some();
-    }
-}
-
-/// `instant` as nanoseconds of its clock, read through its `Hash` (its
-/// seconds and nanoseconds): a few instructions, where subtracting two
-/// `Instant`s costs dozens (checked arithmetic, a `Duration`, a `u128`).
-/// `None` if the hash is not that shape; [`raw_base`] also checks, once per
-/// circuit, that differences read so are exact, else the circuit always
-/// subtracts.
-#[inline(always)]
-fn raw_nanos(instant: &Instant) -> Option<u64> {
-    let mut grab = Grab::default();
-    std::hash::Hash::hash(instant, &mut grab);
-    match grab {
-        Grab {
-            secs: Some(secs),
-            nanos: Some(nanos),
-            other: false,
-        } if nanos < 1_000_000_000 => Some(
-            secs.wrapping_mul(1_000_000_000)
-                .wrapping_add(u64::from(nanos)),
-        ),
-        _ => None,
-    }
-}
-
-/// `base` as raw nanoseconds, if instants read so and their differences
-/// are exact (checked on `base` and two instants after it).
-fn raw_base(base: Instant) -> Option<u64> {
-    let raw = raw_nanos(&base)?;
-    let exact = [
-        Duration::from_nanos(1_250_000_001),
-        Duration::from_secs(86_400),
-    ]
-    .into_iter()
-    .all(|d| raw_nanos(&(base + d)).map(|r| r.wrapping_sub(raw)) == Some(d.as_nanos() as u64));
-    exact.then_some(raw)
 }
