@@ -109,14 +109,14 @@ pub(crate) fn contended<'a, 'e, 'l>(
 }
 
 /// A queued wait for `needs`, watched for its doom (`call/chain.rs`):
-/// once it queues it is recorded (unless it needs no concurrency budget,
-/// which no chain can hold), and a doomed wait ends with `Err`, the index
-/// of the budget its chain holds too much of. Dropping it withdraws the
+/// once it queues it is recorded (its concurrency budgets: a rate budget's
+/// units are never held, so no chain holds them), and a doomed wait ends
+/// with `Err`, the index of the budget its chain holds too much of. Dropping it withdraws the
 /// waiter, as a cancelled one.
 fn watched<'a>(rt: &'a Inner, needs: &'a Needs) -> Watched<'a> {
     Watched {
         acquire: rt.arbiter.acquire(needs),
-        watch: Watch::Unqueued,
+        watch: Watch::new(),
     }
 }
 
@@ -140,11 +140,9 @@ impl<'a> Future for Watched<'a> {
         }
         let (arbiter, needs) = this.acquire.wants();
         let doomed = this.watch.pending(
-            || {
-                (!needs.held().is_empty()).then(|| Wants::Units {
-                    arbiter: arbiter.addr(),
-                    needs: Arc::clone(needs.held()),
-                })
+            || Wants::Units {
+                arbiter: arbiter.addr(),
+                needs: Arc::clone(needs.held()),
             },
             cx.waker(),
         );

@@ -317,35 +317,30 @@ fn nested<H: Holding>(since: u64, upto: u64, held: &H) {
     check(since, upto, held.holds());
 }
 
-/// Where a queued wait stands: not queued yet, queued and recorded (its
-/// doom), or queued for nothing a chain can hold (no record).
-pub(crate) enum Watch {
-    /// Not queued yet.
-    Unqueued,
-    /// Queued; its record's doom.
-    Recorded(Arc<Doom>),
-    /// Queued for nothing a chain can hold.
-    Unrecorded,
-}
+/// A queued wait's record: its doom once it queued (`None` before). One
+/// word in the waiting call's state.
+pub(crate) struct Watch(Option<Arc<Doom>>);
 
 impl Watch {
+    /// A wait that has not queued yet.
+    #[inline]
+    pub(crate) fn new() -> Self {
+        Watch(None)
+    }
+
     /// After a poll of the wait returned `Pending`: the first time, records
-    /// it with what `wants` says (`None`: nothing to record); later, `Some`
-    /// once it is doomed (0 for a key, the budget's index for units).
+    /// it with what `wants` says; later, `Some` once it is doomed (0 for a
+    /// key, the budget's index for units).
     #[inline]
     pub(crate) fn pending(
         &mut self,
-        wants: impl FnOnce() -> Option<Wants>,
+        wants: impl FnOnce() -> Wants,
         waker: &Waker,
     ) -> Option<usize> {
-        match self {
-            Watch::Recorded(doom) => doom.refused(),
-            Watch::Unrecorded => None,
-            Watch::Unqueued => {
-                *self = match wants() {
-                    Some(wants) => Watch::Recorded(queued(wants, waker)),
-                    None => Watch::Unrecorded,
-                };
+        match &self.0 {
+            Some(doom) => doom.refused(),
+            None => {
+                self.0 = Some(queued(wants(), waker));
                 None
             }
         }

@@ -164,7 +164,7 @@ fn watched<K>(
 ) -> Watched<'_, K> {
     Watched {
         acquire,
-        watch: Watch::Unqueued,
+        watch: Watch::new(),
         describe,
     }
 }
@@ -192,11 +192,11 @@ impl<'a, K: 'static> Future for Watched<'a, K> {
         let doomed = this.watch.pending(
             || {
                 let (table, shard, entry) = acquire.queued_at();
-                Some(Wants::Key {
+                Wants::Key {
                     table,
                     shard,
                     entry,
-                })
+                }
             },
             cx.waker(),
         );
