@@ -29,6 +29,14 @@ tokio::task_local! {
 /// so a paused test clock applies). Cancel safety: dropping the returned
 /// future drops `future`.
 ///
+/// **Prefer it to `tokio::time::timeout` around a call.** A timeout only
+/// drops the call when it fires; a call granted its slot a moment before
+/// (the slot handed on by another caller's timeout) starts its handler
+/// anyway and is then cut short, for a caller already gone. Inside a
+/// deadline scope a call that cannot finish in time is refused before its
+/// handler starts (and its attempts are bounded by the deadline), which
+/// matters most for `NonIdempotent` operations.
+///
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;
