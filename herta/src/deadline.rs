@@ -33,8 +33,9 @@ tokio::task_local! {
 /// drops the call when it fires; a call granted its slot a moment before
 /// (the slot handed on by another caller's timeout) starts its handler
 /// anyway and is then cut short, for a caller already gone. Inside a
-/// deadline scope a call that cannot finish in time is refused before its
-/// handler starts (and its attempts are bounded by the deadline), which
+/// deadline scope, a call still waiting at the deadline is refused
+/// without running its handler, and every attempt ends by it: the same
+/// bound, with no handler started for a caller that has given up, which
 /// matters most for `NonIdempotent` operations.
 ///
 /// ```
