@@ -136,8 +136,55 @@ impl Circuit {
         self.clock.now()
     }
 
+    /// Whether a call may queue for its key and budgets: refused (counted,
+    /// with the time left open) while open, or half-open with every probe
+    /// out or succeeded; else `Ok`, reserving nothing (the attempt's
+    /// [`pass`](Circuit::pass), once the call holds its key and budgets,
+    /// reserves its probe or refuses it then).
+    #[inline(always)]
+    pub(crate) fn admits(&self) -> Result<(), Option<Duration>> {
+        let word = self.word.load(Ordering::Acquire);
+        if word & STATE == CLOSED {
+            return Ok(());
+        }
+        self.admits_slow(word)
+    }
+
+    /// [`admits`](Circuit::admits) of a breaker that is not closed: out of
+    /// line, so the closed path carries none of it.
+    #[cold]
+    #[inline(never)]
+    fn admits_slow(&self, word: u64) -> Result<(), Option<Duration>> {
+        self.admits_at(word, self.now())
+    }
+
+    /// [`admits`](Circuit::admits) of `word` at `now`.
+    fn admits_at(&self, word: u64, now: u64) -> Result<(), Option<Duration>> {
+        match word & STATE {
+            CLOSED => Ok(()),
+            OPEN => {
+                let until = self.open_until.load(Ordering::Acquire);
+                if now < until {
+                    return Err(self.refuse(Some(until - now)));
+                }
+                // The open period is over: the first attempt to start
+                // moves it to half-open.
+                Ok(())
+            }
+            _ if self.probes_full(word) => Err(self.refuse(None)),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`admits`](Circuit::admits) at `now` (for tests and models).
+    #[cfg(test)]
+    pub(crate) fn admits_now(&self, now: u64) -> Result<(), Option<Duration>> {
+        self.admits_at(self.word.load(Ordering::Acquire), now)
+    }
+
     /// Admits an attempt about to start (at `now`, read only when needed):
-    /// its ticket, or the refusal (counted), with the time left open.
+    /// its ticket (in half-open, its probe's slot reserved), or the refusal
+    /// (counted), with the time left open.
     #[inline(always)]
     pub(crate) fn pass(&self) -> Result<Ticket, Option<Duration>> {
         let word = self.word.load(Ordering::Acquire);
@@ -226,18 +273,6 @@ impl Circuit {
         let in_flight = (word >> 32) & 0xFFFF;
         let succeeded = word >> 48;
         in_flight + succeeded >= u64::from(self.breaker.probes())
-    }
-
-    /// Whether the breaker moved (changed state or epoch) since `ticket`
-    /// was taken.
-    #[inline(always)]
-    pub(crate) fn moved(&self, ticket: Ticket) -> bool {
-        let word = self.word.load(Ordering::Acquire);
-        if ticket.is_probe() {
-            word & HEAD != ticket.word
-        } else {
-            word != ticket.word
-        }
     }
 
     /// Counts a refusal; gives back `retry_after`.

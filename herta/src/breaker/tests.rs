@@ -87,6 +87,27 @@ fn open_refuses_with_the_time_left_then_lets_probes_through() {
 }
 
 #[test]
+fn the_check_before_queueing_refuses_but_reserves_nothing() {
+    let c = circuit();
+    assert!(c.admits_now(S).is_ok(), "closed");
+    trip(&c, S);
+    assert_eq!(c.admits_now(11 * S), Err(Some(Duration::from_secs(20))));
+    // The open period over: let through, still open, nothing reserved.
+    for _ in 0..5 {
+        assert!(c.admits_now(31 * S).is_ok());
+    }
+    assert_eq!(c.state(), BreakerState::Open);
+    let a = pass(&c, 31 * S);
+    assert!(c.admits_now(31 * S).is_ok(), "one probe of two out");
+    let _b = pass(&c, 31 * S);
+    assert_eq!(c.admits_now(31 * S), Err(None), "every probe out");
+    c.probe_ended(a, Verdict::Neutral, 31 * S);
+    assert!(c.admits_now(31 * S).is_ok(), "a slot freed");
+    let refused = c.snapshot().3;
+    assert_eq!(refused, 2, "each refusal counted once");
+}
+
+#[test]
 fn all_probes_succeeding_close_it_with_an_empty_window() {
     let c = circuit();
     trip(&c, S);
