@@ -16,9 +16,11 @@
 //! - open → half-open is the swap of the first caller that finds the open
 //!   period over, reserving its own probe.
 //!
-//! The closed path is the word's load before the attempt, then (a success
-//! or a failure) a clock read, the word's load again and the window's add
-//! ([`Window`]); only a failure evaluates the rates (out of line, under
+//! The closed path is the word's load before the call queues and again
+//! when the attempt starts, then (a success or a failure) a clock read,
+//! the word's load again and the window's add ([`Window`]: a success in
+//! the window's current period is a load of its cursor, a multiply, a
+//! compare and a relaxed add); only a failure evaluates the rates (out of line, under
 //! the transition lock, which only a move to open takes: it writes
 //! `open_until` before publishing the word, so a caller that sees the open
 //! word reads its end). The open refusal is the word's load, a clock read
@@ -221,8 +223,14 @@ impl Circuit {
         state_of(self.word.load(Ordering::Acquire))
     }
 
+    /// Empties the window, as closing does (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn window_cleared(&self) {
+        self.window.clear();
+    }
+
     /// The window's counts at `now` (for tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn counts(&self, now: u64) -> Counts {
         self.window.sum(now / self.bucket)
     }
@@ -303,7 +311,38 @@ impl Circuit {
     /// the rates. The transition it made, if any.
     #[inline(always)]
     pub(crate) fn counted(&self, ticket: Ticket, failed: bool, now: u64) -> Option<Transition> {
-        let slow = self.slow != u64::MAX && now.saturating_sub(ticket.started) >= self.slow;
+        let slow = self.slow != u64::MAX && self.is_slow(ticket, now);
+        if !failed && !slow {
+            if self.word.load(Ordering::Acquire) != ticket.word {
+                return None;
+            }
+            if self.window.add_success(now, self.bucket.get()) {
+                return None;
+            }
+        }
+        self.counted_slow(ticket, failed, slow, now)
+    }
+
+    /// Whether the attempt admitted with `ticket`, ended at `now`, was
+    /// slow (with `slow_call`). Out of line: without `slow_call` the
+    /// closed path only compares `slow` with its sentinel.
+    #[inline(never)]
+    fn is_slow(&self, ticket: Ticket, now: u64) -> bool {
+        now.saturating_sub(ticket.started) >= self.slow
+    }
+
+    /// [`counted`](Circuit::counted) of a failure, a slow attempt, or a
+    /// success the window's cursor could not take (the first of a
+    /// period): out of line.
+    #[cold]
+    #[inline(never)]
+    fn counted_slow(
+        &self,
+        ticket: Ticket,
+        failed: bool,
+        slow: bool,
+        now: u64,
+    ) -> Option<Transition> {
         if self.word.load(Ordering::Acquire) != ticket.word {
             return None;
         }
@@ -357,7 +396,7 @@ impl Circuit {
         verdict: Verdict,
         now: u64,
     ) -> Option<Transition> {
-        let slow = self.slow != u64::MAX && now.saturating_sub(ticket.started) >= self.slow;
+        let slow = self.slow != u64::MAX && self.is_slow(ticket, now);
         let verdict = match verdict {
             Verdict::Success if slow => Verdict::Failure,
             verdict => verdict,
