@@ -68,9 +68,8 @@ impl Resource {
     /// grant as its concurrency budgets: nothing is consumed while the call
     /// waits for a slot, and no slot is held while it waits for units. Over
     /// any interval `T`, at most `burst + count × T / period` units are
-    /// granted (exact, integer nanoseconds on tokio's clock, no drift; but
-    /// see the known bug in [limits](crate::guide::limits): one unit more
-    /// just after a full bucket is drawn empty between accrual instants). A
+    /// granted (exact: GCRA in integer ticks on tokio's clock, no rounding,
+    /// no drift; see [limits](crate::guide::limits)). A
     /// `Reject` call finding no units gets `Error::Throttled` with
     /// `retry_after()` the time until they exist; a `Wait` call queues and
     /// is woken by a timer at that instant, or fails at once when that
@@ -124,7 +123,9 @@ impl Resource {
 
     /// The same rate budget with at most `burst` units at once (usable in
     /// `const`; `resources!` writes it `= 100 per "1s", burst = 10;`): an
-    /// idle bucket fills up to `burst`, and a contract needing more units
+    /// idle bucket fills up to `burst` (or up to what accrues in 2⁶¹ ticks,
+    /// if refilling `burst` would take longer: see
+    /// [limits](crate::guide::limits)), and a contract needing more units
     /// than `burst` per call does not bind. A burst of 0, or a burst given
     /// to a concurrency budget, is refused by
     /// [`RuntimeBuilder::build`](crate::RuntimeBuilder::build).

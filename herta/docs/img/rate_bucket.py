@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Draws herta/docs/img/rate-bucket.svg, the picture in herta/docs/limits.md:
 a rate budget of 5 units per second with burst 3, over 4 seconds, computed
-with the arbiter's integer arithmetic (arbiter/rate.rs): n units emitted,
-c(t) = floor(t * count / period) accrued, the bucket holds c + burst - max(n, c).
+with the arbiter's integer arithmetic (arbiter/rate.rs): GCRA in ticks (here a
+tick is a nanosecond and a unit costs P = period / count ticks); x is the
+theoretical arrival time, and at tick s the bucket holds
+floor((s + burst * P - max(x, s)) / P) units.
 
     python3 herta/docs/img/rate_bucket.py   # rewrites rate-bucket.svg
 
@@ -16,47 +18,41 @@ from pathlib import Path
 
 COUNT, PERIOD, BURST = 5, 1_000_000_000, 3
 MS = 1_000_000
+P = PERIOD // COUNT  # ticks per unit; gcd(5, 10^9) = 5, so a tick is 1 ns
+FULL = BURST * P
 
 
-def accrued(t):
-    return t * COUNT // PERIOD
+def room(x, s):
+    return (s + FULL - max(x, s)) // P
 
 
-def ready_at(n, units):
-    """First instant with c(t) >= n + units - burst."""
-    k = n + units - BURST
-    return 0 if k <= 0 else -(-k * PERIOD // COUNT)
+def ready_at(x, units):
+    """First tick s with max(x, s) + units * P <= s + FULL."""
+    return max(0, x + units * P - FULL)
 
 
 def simulate():
-    n, events, level = 0, [], []
-    def room(t):
-        c = accrued(t)
-        return c + BURST - max(n, c)
-    queue = [0] * 6
-    t = 0
+    x, events, level = 0, [], []
     # Wait calls at 0: granted in order, each as of its unit's instant.
-    for _ in queue:
-        at = max(t, ready_at(max(n, accrued(t)), 1))
-        n = max(n, accrued(at)) + 1
+    for _ in range(6):
+        at = ready_at(x, 1)
+        x = max(x, at) + P
         events.append((at, "granted"))
     for t in range(2000 * MS, 3500 * MS + 1, 100 * MS):
-        if room(t) >= 1:
-            n = max(n, accrued(t)) + 1
+        if room(x, t) >= 1:
+            x = max(x, t) + P
             events.append((t, "granted"))
         else:
             events.append((t, "refused"))
     # The bucket's level, sampled every millisecond (grants at the same
     # instant applied before the sample).
-    n2 = 0
+    x2 = 0
     grants = sorted(t for t, kind in events if kind == "granted")
     for ms in range(0, 4001):
         t = ms * MS
         while grants and grants[0] <= t:
-            g = grants.pop(0)
-            n2 = max(n2, accrued(g)) + 1
-        c = accrued(t)
-        level.append((ms, c + BURST - max(n2, c)))
+            x2 = max(x2, grants.pop(0)) + P
+        level.append((ms, room(x2, t)))
     return events, level
 
 

@@ -9,23 +9,14 @@ use tokio::time::Instant;
 use super::budget::{Budget, Fast, FastAll, SLOW};
 use super::needs::Needs;
 use super::permits::{Arbiter, TryAcquireError};
-use super::rate::{accrued, instant_of, period_ns, Now, Rate, LOCKED, SHIFT};
+#[cfg(all(test, not(loom)))]
+use super::rate::LIMIT;
+use super::rate::{Now, Rate, Ticks, LOCKED, SHIFT};
 use crate::loom::Ordering;
 
 impl Budget {
-    /// `(c + burst, max(n, c))` of a rate budget whose word is `word`, at `now`.
-    #[inline]
-    fn bucket(&self, rate: &Rate, word: u64, now: u64) -> (u64, u64) {
-        let (count, period) = rate.get();
-        let c = accrued(now, count, period);
-        (
-            c + u64::from(self.capacity()),
-            // At most `MAX_EMITTED + burst`: a grant never passes `c + burst`.
-            (word >> SHIFT).max(c),
-        )
-    }
-
-    /// Takes `units` of a rate budget without the lock, at `now`.
+    /// Takes `units` of a rate budget without the lock, at `now` (ns on the
+    /// arbiter's clock): one compare-and-swap on the word.
     #[inline]
     pub(super) fn try_take_rate(&self, rate: &Rate, units: u32, now: u64) -> Fast {
         let mut cur = self.word.load(Ordering::Acquire);
@@ -33,9 +24,15 @@ impl Budget {
             if cur & LOCKED != 0 {
                 return Fast::Slow;
             }
-            let (ceiling, n) = self.bucket(rate, cur, now);
-            let next = n + u64::from(units);
-            if next > ceiling {
+            // A tick past the limit: the lock moves the base first.
+            let Some(s) = rate.tick(now) else {
+                return Fast::Slow;
+            };
+            let Ticks { per_unit, full } = rate.ticks();
+            let next = (cur >> SHIFT)
+                .max(s)
+                .saturating_add(per_unit.saturating_mul(u64::from(units)));
+            if next > s + full {
                 return Fast::Short;
             }
             match self.word.compare_exchange_weak(
@@ -46,7 +43,7 @@ impl Budget {
             ) {
                 Ok(_) => {
                     self.granted.fetch_add(u64::from(units), Ordering::Relaxed);
-                    self.gauge_available(ceiling - next);
+                    self.gauge_available(|| (s + full - next) / per_unit);
                     return Fast::Taken;
                 }
                 Err(seen) => cur = seen,
@@ -54,11 +51,14 @@ impl Budget {
         }
     }
 
-    /// Units a rate budget has at `now` (at most its burst).
+    /// Units a rate budget holds at `now` (at most its burst).
     #[inline]
     pub(super) fn rate_room(&self, rate: &Rate, now: u64) -> u32 {
-        let (ceiling, n) = self.bucket(rate, self.word.load(Ordering::Acquire), now);
-        u32::try_from(ceiling.saturating_sub(n)).unwrap_or(u32::MAX)
+        let x = u128::from(self.word.load(Ordering::Acquire) >> SHIFT);
+        let s = rate.wide_tick(now);
+        let Ticks { per_unit, full } = rate.ticks();
+        let room = (s + u128::from(full)).saturating_sub(x.max(s)) / u128::from(per_unit);
+        u32::try_from(room).unwrap_or(u32::MAX)
     }
 
     /// Units this budget can grant now: free units, or a rate budget's.
@@ -75,10 +75,15 @@ impl Budget {
         match &self.rate {
             None => self.take_locked(units),
             Some(rate) => {
+                let now = now.ns();
+                let s = self.rebased(rate, now);
                 let word = self.word.load(Ordering::Acquire);
-                let (ceiling, n) = self.bucket(rate, word, now.ns());
-                let next = n + u64::from(units);
-                self.gauge_available(ceiling.saturating_sub(next));
+                let Ticks { per_unit, full } = rate.ticks();
+                let next = (word >> SHIFT)
+                    .max(s)
+                    .saturating_add(per_unit.saturating_mul(u64::from(units)));
+                debug_assert!(next <= s + full, "room checked");
+                self.gauge_available(|| (s + full).saturating_sub(next) / per_unit);
                 self.word.store(
                     (next << SHIFT) | (word & (LOCKED | SLOW)),
                     Ordering::Release,
@@ -88,16 +93,37 @@ impl Budget {
         }
     }
 
+    /// The tick at `now`, the base moved to `now` first if the tick is
+    /// past [`LIMIT`](super::rate::LIMIT) (under the lock, `LOCKED` set):
+    /// the bucket keeps exactly what it holds, `x` less the ticks the base
+    /// moved by (the bucket full if `x` was earlier than that).
+    fn rebased(&self, rate: &Rate, now: u64) -> u64 {
+        if let Some(s) = rate.tick(now) {
+            return s;
+        }
+        let word = self.word.load(Ordering::Acquire);
+        debug_assert!(word & LOCKED != 0, "under the lock, frozen");
+        let x = u128::from(word >> SHIFT);
+        let ahead = x.saturating_sub(rate.wide_tick(now));
+        rate.set_base(now);
+        let x = u64::try_from(ahead).expect("x is at most a bucket ahead of now");
+        self.word
+            .store((x << SHIFT) | (word & (LOCKED | SLOW)), Ordering::Release);
+        0
+    }
+
     /// Gives back `units` of a rate budget granted to a call that never
     /// used them (a waiter dropped before it saw its grant, a partial
     /// take): atomic, with or without the lock.
     pub(super) fn refund_rate(&self, units: u32) {
+        let rate = self.rate.as_ref().expect("a refund of a rate budget");
+        let ticks = rate.ticks().per_unit.saturating_mul(u64::from(units));
         let mut cur = self.word.load(Ordering::Acquire);
         loop {
-            let n = (cur >> SHIFT).saturating_sub(u64::from(units));
+            let x = (cur >> SHIFT).saturating_sub(ticks);
             match self.word.compare_exchange_weak(
                 cur,
-                (n << SHIFT) | (cur & (LOCKED | SLOW)),
+                (x << SHIFT) | (cur & (LOCKED | SLOW)),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -110,34 +136,38 @@ impl Budget {
         }
     }
 
-    /// The first instant (ns since the clock's zero, at least `now`) at which a
-    /// rate budget has `units`, if no one else takes any meanwhile.
+    /// The first instant (ns on the arbiter's clock, at least `now`) at
+    /// which a rate budget has `units`, if no one else takes any meanwhile;
+    /// `u64::MAX` if a full bucket is too shallow for them.
     pub(super) fn rate_ready_at(&self, rate: &Rate, units: u32, now: u64) -> u64 {
-        let (count, period) = rate.get();
-        let c = accrued(now, count, period);
-        let n = (self.word.load(Ordering::Acquire) >> SHIFT).max(c);
-        let short_of = (n + u64::from(units)).saturating_sub(u64::from(self.capacity()));
-        if short_of <= c {
+        let Ticks { per_unit, full } = rate.ticks();
+        let cost = u128::from(per_unit) * u128::from(units);
+        if cost > u128::from(full) {
+            return u64::MAX;
+        }
+        let x = u128::from(self.word.load(Ordering::Acquire) >> SHIFT);
+        // The first tick with `max(x, s) + cost <= s + full`.
+        let at = (x + cost).saturating_sub(u128::from(full));
+        if at <= rate.wide_tick(now) {
             return now;
         }
-        instant_of(short_of, count, period).max(now)
+        rate.ns_of(at).max(now)
     }
 
     /// Sets a rate budget's rate and burst, under the lock with `LOCKED`
-    /// set: the units it holds now are kept (at most the new burst), and
-    /// from now on they accrue at the new rate.
+    /// set: the whole units it holds now are kept (at most the new burst),
+    /// and from now on they accrue at the new rate.
     pub(super) fn set_rate(&self, rate: &Rate, count: u32, period: Duration, burst: u32, now: u64) {
         let word = self.word.load(Ordering::Acquire);
         debug_assert!(word & LOCKED != 0, "under the lock, frozen");
         let room = self.rate_room(rate, now).min(burst);
-        rate.count.store(u64::from(count.max(1)), Ordering::Relaxed);
-        rate.period.store(period_ns(period), Ordering::Relaxed);
+        rate.set(count, period, burst, now);
         self.capacity.store(burst, Ordering::Relaxed);
-        let (count, period) = rate.get();
-        let c = accrued(now, count, period);
-        let n = c + u64::from(burst - room);
+        // Ticks count from now: `room` units short of full.
+        let Ticks { per_unit, full } = rate.ticks();
+        let x = full.saturating_sub(per_unit.saturating_mul(u64::from(room)));
         self.word
-            .store((n << SHIFT) | (word & (LOCKED | SLOW)), Ordering::Release);
+            .store((x << SHIFT) | (word & (LOCKED | SLOW)), Ordering::Release);
         self.gauge_capacity(burst);
     }
 }
@@ -282,6 +312,9 @@ mod tests {
     use super::super::permits::Kind;
     use super::*;
 
+    const MS: u64 = 1_000_000;
+    const SEC: u64 = 1_000_000_000;
+
     fn rate_budget(count: u32, period: Duration, burst: u32) -> Arbiter {
         Arbiter::with_kinds([Kind::Rate {
             count,
@@ -300,24 +333,53 @@ mod tests {
     }
 
     /// The any-window bound across a burst from a full bucket taken between
-    /// two accrual instants: 5 units at 190 ms of a `5 per 1s` budget, then
-    /// none before 390 ms (`burst + count × T / period` for T = 10 ms is
-    /// 5.05). Known to fail: the bucket counts accrual on instants fixed
-    /// from the clock's zero, so a full bucket keeps the partial unit it was
-    /// accruing and grants it at 200 ms. Exact GCRA restarts the accrual at
-    /// the instant a full bucket is first drawn from, which needs the phase
-    /// beside the count (see the module docs of `rate`).
+    /// two of the rate's unit instants: 5 units at 190 ms of a `5 per 1s`
+    /// budget, then none before 390 ms (`burst + count × T / period` for
+    /// T = 10 ms is 5.05): the accrual restarts at 190 ms, phase included.
     #[test]
-    #[ignore = "known bug: a full bucket keeps its partial unit (issue 30)"]
     fn a_burst_from_a_full_bucket_between_accrual_instants_holds_the_any_window_bound() {
         let arb = rate_budget(5, Duration::from_secs(1), 5);
         let b = &arb.budgets[0];
         let rate = b.rate.as_ref().unwrap();
-        let ms = 1_000_000;
-        assert_eq!(drain(b, rate, 190 * ms), 5);
-        assert_eq!(drain(b, rate, 200 * ms), 0, "6 units within 10 ms");
-        assert_eq!(drain(b, rate, 390 * ms - 1), 0);
-        assert_eq!(drain(b, rate, 390 * ms), 1);
+        assert_eq!(drain(b, rate, 190 * MS), 5);
+        assert_eq!(drain(b, rate, 200 * MS), 0, "6 units within 10 ms");
+        assert_eq!(drain(b, rate, 390 * MS - 1), 0);
+        assert_eq!(b.rate_ready_at(rate, 1, 200 * MS), 390 * MS);
+        assert_eq!(drain(b, rate, 390 * MS), 1);
+        assert_eq!(drain(b, rate, 590 * MS), 1);
+    }
+
+    /// The bound over every window, at every nanosecond a unit could be
+    /// granted, for a rate whose unit is not a whole number of ns (7 per
+    /// second, burst 3), drawn at irregular instants.
+    #[test]
+    fn every_window_holds_the_bound() {
+        let arb = rate_budget(7, Duration::from_secs(1), 3);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        let mut grants = Vec::new();
+        let mut t = 0;
+        for step in 0..2_000u64 {
+            t += (step * 7_919 % 311) * MS / 3 + 1;
+            for _ in 0..drain(b, rate, t) {
+                grants.push(t);
+            }
+        }
+        assert!(grants.len() > 500, "{} grants", grants.len());
+        for (i, &from) in grants.iter().enumerate() {
+            for (j, &to) in grants.iter().enumerate().skip(i) {
+                // Units granted in [from, to]: at most 3 + 7 × (to - from) / 1 s.
+                let bound = 3 + 7 * (to - from) / SEC;
+                assert!(
+                    (j - i + 1) as u64 <= bound,
+                    "{} in [{from}, {to}]",
+                    j - i + 1
+                );
+                if (j - i) as u64 > bound + 1 {
+                    break;
+                }
+            }
+        }
     }
 
     #[test]
@@ -329,7 +391,7 @@ mod tests {
         let mut granted = drain(b, rate, 0);
         for k in 0..1_000_000u64 {
             // The last nanosecond of period k: 3k + 2 units accrued.
-            granted += drain(b, rate, k * 1_000_000_000 + 999_999_999);
+            granted += drain(b, rate, k * SEC + 999_999_999);
         }
         // burst + count × T / period, T the last instant: exactly.
         assert_eq!(granted, 3 + 3 * 999_999 + 2);
@@ -341,15 +403,40 @@ mod tests {
         let arb = rate_budget(7, Duration::from_secs(1), 1);
         let b = &arb.budgets[0];
         let rate = b.rate.as_ref().unwrap();
-        assert_eq!(drain(b, rate, 0), 1);
-        for k in [1u64, 2, 7, 1_000, 7_000_000] {
-            // Every unit before unit k taken, then unit k exactly on time.
-            let at = instant_of(k, 7, 1_000_000_000);
-            let _ = drain(b, rate, at - 1);
-            assert_eq!(b.rate_ready_at(rate, 1, at - 1), at);
+        for t in [0u64, SEC + 1, 3 * SEC - 1, 7 * SEC + 3, 86_400 * SEC] {
+            // A full bucket of one drawn at `t`: the next unit exists a
+            // seventh of a second later, to the first whole nanosecond.
+            assert_eq!(drain(b, rate, t), 1);
+            let at = t + SEC.div_ceil(7);
+            assert_eq!(b.rate_ready_at(rate, 1, t), at);
             assert!(matches!(b.try_take_rate(rate, 1, at - 1), Fast::Short));
             assert!(matches!(b.try_take_rate(rate, 1, at), Fast::Taken));
+            // Then full again a unit later.
+            assert_eq!(b.rate_ready_at(rate, 1, at), at + SEC.div_ceil(7));
         }
+    }
+
+    #[test]
+    fn ticks_past_the_limit_move_the_base_under_the_lock_keeping_the_bucket() {
+        // A rate whose tick passes the limit after 2^61 / 999 983 ns (38 min).
+        let arb = rate_budget(999_983, Duration::from_secs(1), 4);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        let late = 3_600 * SEC;
+        assert_eq!(drain(b, rate, 1_000 * SEC), 4);
+        assert!(matches!(b.try_take_rate(rate, 1, late), Fast::Slow));
+        // Under the lock: a grant moves the base, then takes.
+        b.freeze();
+        assert_eq!(b.rate_room(rate, late), 4);
+        b.take_at(3, &mut Now::at(&arb.clock, late));
+        b.thaw();
+        assert_eq!(b.rate_room(rate, late), 1);
+        assert_eq!(drain(b, rate, late), 1);
+        // One unit a 999 983rd of a second later, exactly.
+        let next = late + SEC.div_ceil(999_983);
+        assert_eq!(b.rate_ready_at(rate, 1, late), next);
+        assert_eq!(drain(b, rate, next - 1), 0);
+        assert_eq!(drain(b, rate, next), 1);
     }
 
     #[test]
@@ -357,19 +444,22 @@ mod tests {
         let arb = rate_budget(u32::MAX, Duration::MAX, u32::MAX);
         let b = &arb.budgets[0];
         let rate = b.rate.as_ref().unwrap();
-        assert!(matches!(
-            b.try_take_rate(rate, u32::MAX, u64::MAX),
-            Fast::Taken
-        ));
-        assert_eq!(b.rate_room(rate, u64::MAX), 0);
-        // An earlier clock reading sees no more units than a later one did.
+        // A bucket is at most 2^61 ticks deep: here about 2^29 units.
+        let room = b.rate_room(rate, 0);
+        assert_eq!(u64::from(room), LIMIT / (u64::from(u32::MAX) + 2));
+        assert!(matches!(b.try_take_rate(rate, room, 0), Fast::Taken));
         assert_eq!(b.rate_room(rate, 0), 0);
+        assert_eq!(b.rate_ready_at(rate, room + 1, 0), u64::MAX);
         let arb = rate_budget(1, Duration::from_nanos(1), 2);
         let b = &arb.budgets[0];
         let rate = b.rate.as_ref().unwrap();
-        assert_eq!(drain(b, rate, u64::MAX), 2);
+        b.freeze();
+        b.take_at(2, &mut Now::at(&arb.clock, u64::MAX));
+        b.thaw();
         assert_eq!(b.rate_room(rate, u64::MAX), 0);
         assert_eq!(b.rate_ready_at(rate, 1, u64::MAX), u64::MAX);
+        // An earlier clock reading sees no more units than a later one did.
+        assert_eq!(b.rate_room(rate, 0), 0);
     }
 
     #[test]
@@ -381,5 +471,19 @@ mod tests {
         b.refund_rate(4);
         assert_eq!(b.rate_room(rate, 0), 5);
         assert_eq!(b.granted.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_new_rate_keeps_the_whole_units_held() {
+        let arb = rate_budget(5, Duration::from_secs(1), 5);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert!(matches!(b.try_take_rate(rate, 3, 100 * MS), Fast::Taken));
+        b.freeze();
+        b.set_rate(rate, 2, Duration::from_secs(1), 4, 100 * MS);
+        b.thaw();
+        assert_eq!(b.rate_room(rate, 100 * MS), 2);
+        assert_eq!(b.rate_ready_at(rate, 3, 100 * MS), 600 * MS);
+        assert_eq!(rate.of(), (2, Duration::from_secs(1)));
     }
 }

@@ -105,14 +105,14 @@ impl Budget {
         }
     }
 
-    /// A rate budget's bucket holds `units` after a grant: sets the
-    /// available gauge.
+    /// A rate budget's bucket holds `units()` after a grant: sets the
+    /// available gauge (`units` is computed only if there is one).
     #[inline(always)]
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-    pub(super) fn gauge_available(&self, units: u64) {
+    pub(super) fn gauge_available(&self, units: impl FnOnce() -> u64) {
         #[cfg(feature = "metrics")]
         if let Some(g) = &self.gauges {
-            g.available(units);
+            g.available(units());
         }
     }
 

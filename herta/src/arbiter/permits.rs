@@ -91,7 +91,7 @@ impl Arbiter {
                         count,
                         period,
                         burst,
-                    } => (burst, SLOW, Some(Rate::new(count, period)), LOCKED),
+                    } => (burst, SLOW, Some(Rate::new(count, period, burst)), LOCKED),
                 };
                 Budget {
                     word: AtomicU64::new(word),

@@ -1,30 +1,42 @@
 //! Rate budgets: units that accrue with time and are consumed, never given
 //! back, taken in the same all-or-nothing grant as concurrency budgets.
 //!
-//! # The bucket (GCRA in whole units)
+//! # The bucket (GCRA, exact)
 //!
-//! A rate budget of `count` units per `period`, with `burst` (its capacity)
-//! keeps one number, `n`: the units emitted since the arbiter's clock's zero,
-//! counted the way GCRA counts its *theoretical arrival time*. At an instant
-//! `now` (nanoseconds since that zero, on tokio's clock: [`Clock`]), `c(now) =
-//! floor(now × count / period)` units have accrued; the bucket holds
-//! `c + burst - max(n, c)` units (never more than `burst`: an idle bucket
-//! does not save more), and a grant of `u` units sets `n = max(n, c) + u`
-//! when it leaves that at most `c + burst`. The units of a grant exist from
-//! the first instant `t` with `c(t) >= n + u - burst`, `ceil((n + u -
-//! burst) × period / count)`.
+//! A rate budget of `count` units per `period` with `burst` (its capacity)
+//! is GCRA's *virtual scheduling* in integer **ticks**: with `g =
+//! gcd(count, period in ns)`, a nanosecond is `count / g` ticks
+//! ([`Rate::per_ns`]) and a unit costs `period / g` ticks
+//! ([`Rate::per_unit`], `P`), so a unit every `period / count` exactly,
+//! without rounding, whatever the rate. The bucket keeps one number, `x`:
+//! its *theoretical arrival time*, the tick at which every unit granted so
+//! far has accrued. At tick `s` (now), a full bucket is `burst × P` ticks
+//! deep ([`Rate::full`]); it holds `floor((s + full - max(x, s)) / P)`
+//! units, and a grant of `u` units sets `x = max(x, s) + u × P` when that
+//! leaves it at most `s + full`. The units of a grant exist from the first
+//! tick `s` with `s >= x + u × P - full`.
 //!
-//! Everything is integer: `c` is computed from the period and count
-//! themselves (a 64-bit product when it fits, else 128-bit), never from a
-//! rounded interval, so there is no drift over any run; over any interval
-//! `T` at most `burst + count × T / period` units are granted. Counts
-//! saturate (`MAX_EMITTED`; the clock's range is centuries), `n` never
-//! decreases except by a refund of a grant never used, and `max(n, c)`
-//! makes the bucket monotone in time, whatever the clock reads.
+//! So over any interval `T`, at most `burst + count × T / period` units are
+//! granted, and an idle bucket holds at most `burst`: `max(x, s)` forgets
+//! idle time at the very tick a full bucket is drawn from again (the
+//! accrual restarts there, phase included), and never lets the bucket run
+//! backwards, whatever the clock reads.
+//!
+//! Ticks count from [`Rate::base`], nanoseconds on the arbiter's
+//! [`Clock`]. `x` and `s` stay below [`LIMIT`] (`2^61`: 73 years of ticks
+//! for a rate whose `count / g` is 1, half a second for the largest): a
+//! lock-free grant that would pass it takes the lock instead, and a grant
+//! under the lock first moves the base to now ([`Budget::rebase`], keeping
+//! what the bucket holds exactly). A bucket is at most [`LIMIT`] ticks deep:
+//! a burst whose refill would take longer (a million units at 3 per day)
+//! holds what accrues in `LIMIT` ticks, which is said where bursts are
+//! declared.
+//!
+//! [`Budget::rebase`]: super::budget::Budget
 //!
 //! # The word
 //!
-//! `n << 2 | LOCKED | SLOW`. `SLOW` is always set, so the concurrency fast
+//! `x << 2 | LOCKED | SLOW`. `SLOW` is always set, so the concurrency fast
 //! paths (`try_take_fast`, `try_take_all_fast`) never take a rate budget:
 //! they fall to `Arbiter::try_acquire_one_slow` (a one-budget list) or
 //! `try_acquire_locked`, which sends a list naming a rate budget to
@@ -35,6 +47,8 @@
 //! compare-and-swap on the word after one clock read (for the whole grant),
 //! and a release does nothing for a rate budget (a permit holds only the
 //! concurrency part of its needs).
+//!
+//! [`Arbiter::try_acquire_rate`]: super::permits::Arbiter
 //!
 //! # Waiting
 //!
@@ -55,43 +69,116 @@ use crate::loom::{AtomicU64, Ordering};
 
 /// A rate budget's flag: take the lock.
 pub(super) const LOCKED: u64 = 2;
-/// The bits of the word below `n`.
+/// The bits of the word below `x`.
 pub(super) const SHIFT: u32 = 2;
-/// The most units counted as emitted: `n + units` stays within the word.
-pub(super) const MAX_EMITTED: u64 = (u64::MAX >> SHIFT) - u32::MAX as u64;
+/// The most ticks `s` (now) and a full bucket each reach: `x`, at most
+/// their sum, stays within the word.
+pub(super) const LIMIT: u64 = 1 << 61;
 
-/// A rate budget's rate. Changed only under the lock with `LOCKED` set
-/// (`Arbiter::set_rate`), together with the word, so a lock-free grant that
-/// read an old rate fails its compare-and-swap on the rewritten word.
+/// A rate budget's rate, in ticks (see the module docs). Changed only
+/// under the lock with `LOCKED` set (`Arbiter::set_rate`, a rebase),
+/// together with the word, so a lock-free grant that read an old rate
+/// fails its compare-and-swap on the rewritten word.
 pub(super) struct Rate {
-    /// Units per period, at least 1.
-    pub(super) count: AtomicU64,
-    /// The period in nanoseconds, at least 1.
-    pub(super) period: AtomicU64,
+    /// Units per period as declared, at least 1.
+    count: AtomicU64,
+    /// The period in nanoseconds as declared, at least 1.
+    period: AtomicU64,
+    /// Ticks per nanosecond: `count / g`.
+    per_ns: AtomicU64,
+    /// Ticks per unit: `period / g`, at most `LIMIT`.
+    per_unit: AtomicU64,
+    /// Ticks a full bucket is deep: `burst × per_unit`, at most `LIMIT`.
+    full: AtomicU64,
+    /// Where ticks count from: nanoseconds on the arbiter's clock.
+    base: AtomicU64,
+}
+
+/// What a rate reads as in ticks, at one instant.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ticks {
+    /// Ticks per unit.
+    pub(super) per_unit: u64,
+    /// Ticks a full bucket is deep.
+    pub(super) full: u64,
 }
 
 impl Rate {
-    pub(super) fn new(count: u32, period: Duration) -> Self {
-        Rate {
-            count: AtomicU64::new(u64::from(count.max(1))),
-            period: AtomicU64::new(period_ns(period)),
-        }
+    pub(super) fn new(count: u32, period: Duration, burst: u32) -> Self {
+        let rate = Rate {
+            count: AtomicU64::new(0),
+            period: AtomicU64::new(0),
+            per_ns: AtomicU64::new(0),
+            per_unit: AtomicU64::new(0),
+            full: AtomicU64::new(0),
+            base: AtomicU64::new(0),
+        };
+        rate.set(count, period, burst, 0);
+        rate
+    }
+
+    /// Sets every field: `count` units per `period`, `burst`, ticks from
+    /// `base` (under the lock with `LOCKED` set, or before sharing).
+    pub(super) fn set(&self, count: u32, period: Duration, burst: u32, base: u64) {
+        let (count, period) = (u64::from(count.max(1)), period_ns(period));
+        let g = gcd(count, period);
+        let per_unit = (period / g).min(LIMIT);
+        self.count.store(count, Ordering::Relaxed);
+        self.period.store(period, Ordering::Relaxed);
+        self.per_ns.store(count / g, Ordering::Relaxed);
+        self.per_unit.store(per_unit, Ordering::Relaxed);
+        self.set_burst(burst);
+        self.base.store(base, Ordering::Relaxed);
+    }
+
+    /// Sets the bucket's depth for `burst` units.
+    fn set_burst(&self, burst: u32) {
+        let per_unit = self.per_unit.load(Ordering::Relaxed);
+        let full = per_unit.saturating_mul(u64::from(burst)).min(LIMIT);
+        self.full.store(full, Ordering::Relaxed);
+    }
+
+    /// Moves where ticks count from (under the lock, `LOCKED` set).
+    pub(super) fn set_base(&self, base: u64) {
+        self.base.store(base, Ordering::Relaxed);
+    }
+
+    /// The tick at `now` (ns on the arbiter's clock), if it is below
+    /// [`LIMIT`]; `None` when the base must move first.
+    #[inline]
+    pub(super) fn tick(&self, now: u64) -> Option<u64> {
+        let ns = now.saturating_sub(self.base.load(Ordering::Relaxed));
+        ns.checked_mul(self.per_ns.load(Ordering::Relaxed))
+            .filter(|&s| s <= LIMIT)
+    }
+
+    /// The tick at `now`, however far (a read that moves nothing).
+    pub(super) fn wide_tick(&self, now: u64) -> u128 {
+        let ns = now.saturating_sub(self.base.load(Ordering::Relaxed));
+        u128::from(ns) * u128::from(self.per_ns.load(Ordering::Relaxed))
+    }
+
+    /// The first nanosecond (on the arbiter's clock) at which the tick
+    /// reaches `tick`, saturating.
+    pub(super) fn ns_of(&self, tick: u128) -> u64 {
+        let per_ns = u128::from(self.per_ns.load(Ordering::Relaxed));
+        let ns = u128::from(self.base.load(Ordering::Relaxed)) + tick.div_ceil(per_ns);
+        u64::try_from(ns).unwrap_or(u64::MAX)
     }
 
     #[inline]
-    pub(super) fn get(&self) -> (u64, u64) {
-        (
-            self.count.load(Ordering::Relaxed),
-            self.period.load(Ordering::Relaxed),
-        )
+    pub(super) fn ticks(&self) -> Ticks {
+        Ticks {
+            per_unit: self.per_unit.load(Ordering::Relaxed),
+            full: self.full.load(Ordering::Relaxed),
+        }
     }
 
-    /// Units per period and the period.
+    /// Units per period and the period, as declared.
     pub(super) fn of(&self) -> (u32, Duration) {
-        let (count, period) = self.get();
         (
-            u32::try_from(count).unwrap_or(u32::MAX),
-            Duration::from_nanos(period),
+            u32::try_from(self.count.load(Ordering::Relaxed)).unwrap_or(u32::MAX),
+            Duration::from_nanos(self.period.load(Ordering::Relaxed)),
         )
     }
 }
@@ -101,23 +188,12 @@ pub(super) fn period_ns(period: Duration) -> u64 {
     u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1)
 }
 
-/// Units accrued from the clock's zero to `now`: `floor(now × count / period)`,
-/// at most [`MAX_EMITTED`].
-#[inline]
-pub(super) fn accrued(now: u64, count: u64, period: u64) -> u64 {
-    let c = match now.checked_mul(count) {
-        Some(product) => product / period,
-        None => u64::try_from(u128::from(now) * u128::from(count) / u128::from(period))
-            .unwrap_or(u64::MAX),
-    };
-    c.min(MAX_EMITTED)
-}
-
-/// The first instant at which `k` units have accrued: `ceil(k × period /
-/// count)`, saturating.
-pub(super) fn instant_of(k: u64, count: u64, period: u64) -> u64 {
-    let t = (u128::from(k) * u128::from(period)).div_ceil(u128::from(count));
-    u64::try_from(t).unwrap_or(u64::MAX)
+/// The greatest common divisor of two positive numbers.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// The instant a lock-free or locked grant is computed at, read from the
@@ -161,24 +237,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn accrual_is_exact_and_saturates() {
-        assert_eq!(accrued(999_999_999, 3, 1_000_000_000), 2);
-        assert_eq!(accrued(1_000_000_000, 3, 1_000_000_000), 3);
-        // 1 000 000 periods of 3 per second: no drift.
-        let t = 1_000_000 * 1_000_000_000u64;
-        assert_eq!(accrued(t, 3, 1_000_000_000), 3_000_000);
-        assert_eq!(accrued(t - 1, 3, 1_000_000_000), 2_999_999);
-        // Overflowing products take the wide path; huge values saturate.
-        assert_eq!(accrued(u64::MAX, u64::from(u32::MAX), 1), MAX_EMITTED);
-        assert_eq!(accrued(u64::MAX, 1, u64::MAX), 1);
-        assert_eq!(instant_of(3, 3, 1_000_000_000), 1_000_000_000);
-        assert_eq!(instant_of(1, 3, 1_000_000_000), 333_333_334);
-        assert_eq!(instant_of(MAX_EMITTED, 1, u64::MAX), u64::MAX);
-        // The instant of k is the first at which k have accrued.
-        for k in [1u64, 2, 7, 1_000, 123_457] {
-            let at = instant_of(k, 7, 1_000_000_000);
-            assert_eq!(accrued(at, 7, 1_000_000_000), k);
-            assert_eq!(accrued(at - 1, 7, 1_000_000_000), k - 1);
-        }
+    fn ticks_are_exact_for_any_rate() {
+        // 5 per second: a unit is 200 ms, one tick a nanosecond.
+        let r = Rate::new(5, Duration::from_secs(1), 5);
+        assert_eq!(r.per_ns.load(Ordering::Relaxed), 1);
+        assert_eq!(r.ticks().per_unit, 200_000_000);
+        assert_eq!(r.ticks().full, 1_000_000_000);
+        // 7 per second: a unit is 1/7 s, exactly 10^9 ticks of 7 per ns.
+        let r = Rate::new(7, Duration::from_secs(1), 2);
+        assert_eq!(r.per_ns.load(Ordering::Relaxed), 7);
+        assert_eq!(r.ticks().per_unit, 1_000_000_000);
+        assert_eq!(r.tick(3), Some(21));
+        assert_eq!(r.ns_of(1_000_000_000), 142_857_143);
+        // A daily quota, and a rate whose ticks pass the limit (then the
+        // base must move).
+        let r = Rate::new(1_000, Duration::from_secs(86_400), 1_000);
+        assert_eq!(r.ticks().full, 86_400_000_000_000);
+        assert_eq!(r.tick(u64::MAX), None);
+        assert_eq!(r.wide_tick(u64::MAX), u128::from(u64::MAX));
+        // Huge periods and bursts saturate at the limit.
+        let r = Rate::new(u32::MAX, Duration::MAX, u32::MAX);
+        assert_eq!(r.ticks().full, LIMIT);
+        assert_eq!(r.of(), (u32::MAX, Duration::from_nanos(u64::MAX)));
+        assert_eq!(gcd(12, 18), 6);
     }
 }
