@@ -74,12 +74,17 @@ pub(crate) mod sealed {
         /// its pass (a probe's slot, in half-open), or the refusal.
         fn pass(circuit: Option<&Circuit>) -> Result<Self::Pass<'_>, Refusal>;
 
+        /// The pass of a call not yet started: it holds nothing.
+        fn unreserved<'a>() -> Self::Pass<'a>;
+
         /// The attempt that held `pass` ended so.
         fn ended(pass: Self::Pass<'_>, verdict: Verdict);
 
         /// Stages 2 and 3's tries: the breaker's refusal, else the call's
+        /// pass (holding nothing until its first attempt starts) and its
         /// key into `held` if the key is free, or the key to wait for
         /// ([`key::take`]).
+        #[allow(clippy::type_complexity)]
         #[cfg_attr(not(debug_assertions), inline(always))]
         #[cfg_attr(debug_assertions, inline)]
         fn enter<'a, K>(
@@ -87,26 +92,32 @@ pub(crate) mod sealed {
             key: Option<K>,
             admission: Admission,
             held: &mut Held<'a, K>,
-        ) -> Result<Option<Queued<'a, K>>, Refusal> {
+        ) -> Result<(Self::Pass<'a>, Option<Queued<'a, K>>), Refusal> {
             Self::check(bound.breaker.as_deref())?;
-            key::take(bound, key, admission, &mut held.key)
+            let wait = key::take(bound, key, admission, &mut held.key)?;
+            Ok((Self::unreserved(), wait))
         }
 
         /// The first attempt is about to start (the call holds its key and
-        /// budgets): its pass, or why it may not start (the call's
-        /// deadline passed, or the breaker refused it: opened, or every
-        /// probe out, while the call waited).
+        /// budgets): its pass taken into `pass`, else why it may not start
+        /// (the call's deadline passed, or the breaker refused it: opened,
+        /// or every probe out, while the call waited).
         #[cfg_attr(not(debug_assertions), inline(always))]
         #[cfg_attr(debug_assertions, inline)]
         fn ready<'a, K>(
             limits: &Limits,
             bound: &'a BoundInner<K>,
-        ) -> Result<Self::Pass<'a>, Refusal> {
+            pass: &mut Self::Pass<'a>,
+        ) -> Option<Refusal> {
             if limits.passed() {
-                return Err(Refusal::DeadlineExceeded);
+                return Some(Refusal::DeadlineExceeded);
             }
-            Self::pass(bound.breaker.as_deref())
+            Self::reserve(bound.breaker.as_deref(), pass)
         }
+
+        /// [`pass`](Stage::pass) into `pass`, which holds nothing: the
+        /// refusal, if refused.
+        fn reserve<'a>(circuit: Option<&'a Circuit>, pass: &mut Self::Pass<'a>) -> Option<Refusal>;
 
         /// A retry is about to start, once `between` (the backoff) ended,
         /// its budgets held again: its pass, or why the call stops (the
@@ -145,6 +156,14 @@ impl Stage for NoBreaker {
     }
 
     #[inline(always)]
+    fn unreserved<'a>() -> Self::Pass<'a> {}
+
+    #[inline(always)]
+    fn reserve(_: Option<&Circuit>, _: &mut ()) -> Option<Refusal> {
+        None
+    }
+
+    #[inline(always)]
     fn ended(_: (), _: Verdict) {}
 }
 
@@ -175,6 +194,30 @@ impl Stage for WithBreaker {
                 circuit: None,
                 ticket: Ticket::NONE,
             }),
+        }
+    }
+
+    #[inline(always)]
+    fn unreserved<'a>() -> Pass<'a> {
+        Pass {
+            circuit: None,
+            ticket: Ticket::NONE,
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn reserve<'a>(circuit: Option<&'a Circuit>, pass: &mut Pass<'a>) -> Option<Refusal> {
+        let c = circuit?;
+        match c.pass() {
+            // Fields, not the whole pass: the one replaced holds nothing,
+            // so there is nothing to drop.
+            Ok(ticket) => {
+                pass.circuit = Some(c);
+                pass.ticket = ticket;
+                None
+            }
+            Err(retry_after) => Some(refusal(c, retry_after)),
         }
     }
 

@@ -309,8 +309,8 @@ impl<K: 'static> Bound<K> {
             let end = 'stages: {
                 let admission = contract.admission();
                 let limits = waiting::Limits::of_call(contract, inner.limited);
-                let wait = match B::enter(inner, key, admission, call.held()) {
-                    Ok(wait) => wait,
+                let (mut pass, wait) = match B::enter(inner, key, admission, call.held()) {
+                    Ok(entered) => entered,
                     Err(refused) => break 'stages Err(End::Refused(refused)),
                 };
                 if let Some((table, key)) = wait {
@@ -328,10 +328,9 @@ impl<K: 'static> Bound<K> {
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
                 }
-                let mut pass = match B::ready(&limits, inner) {
-                    Ok(pass) => pass,
-                    Err(refused) => break 'stages Err(End::Refused(refused)),
-                };
+                if let Some(refused) = B::ready(&limits, inner, &mut pass) {
+                    break 'stages Err(End::Refused(refused));
+                }
                 call.started();
                 attempts::first(rt, contract);
                 loop {
