@@ -20,10 +20,10 @@
 //! when the attempt starts, then (a success or a failure) a clock read,
 //! the word's load again and the window's add ([`Window`]: a success in
 //! the window's current period is a load of its cursor, a multiply, a
-//! compare and a relaxed add); only a failure evaluates the rates (out of line, under
-//! the transition lock, which only a move to open takes: it writes
-//! `open_until` before publishing the word, so a caller that sees the open
-//! word reads its end). The open refusal is the word's load, a clock read
+//! compare and a relaxed add); only a failure evaluates the rates (out of
+//! line, under the transition lock, which only a move to open takes: it
+//! writes `open_until` before publishing the word, so a caller that sees
+//! the open word reads its end). The open refusal is the word's load, a clock read
 //! and a compare with `open_until`.
 //!
 //! Times are nanoseconds since the circuit was made (`tokio`'s clock, so a
@@ -73,8 +73,9 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
-    /// The ticket of a call whose breaker is missing (never used: `bind`
-    /// checks the breaker exists).
+    /// The ticket of a call whose first attempt has not started (its pass
+    /// holds nothing), or whose breaker is missing (`bind` checks it
+    /// exists): a closed ticket, so a pass dropped with it ends nothing.
     pub(crate) const NONE: Ticket = Ticket {
         word: 0,
         started: 0,

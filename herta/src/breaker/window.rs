@@ -23,10 +23,16 @@
 //! division, no stamp to check. Any other attempt (a failure, the first
 //! of a period) is [`Window::add`]: the period by division, the stamp
 //! checked, the bucket renewed if stale (which moves the cursor on); a
-//! failure adds one on its word. No lock, no allocation.
+//! failure adds one on its word. No lock, no allocation. An attempt
+//! whose clock was read before another's renewal counts in its own
+//! period's bucket while that period is in the window, and nowhere once
+//! it is not (it empties nothing).
+//!
 //! Racing renewals of one bucket may drop an attempt or two at the instant
 //! a period starts (the loser's swap finds the winner's count and adds to
-//! it; only a renewal after a whole idle window clears what a racer added).
+//! it; only a renewal after a whole idle window clears what a racer added);
+//! so may a success that read the cursor just before its bucket was
+//! emptied (the breaker closed, or a whole idle window).
 
 use super::declaration::BUCKETS;
 use crate::loom::{AtomicU64, Ordering::Relaxed};
