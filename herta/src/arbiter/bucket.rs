@@ -140,14 +140,24 @@ impl Budget {
     /// which a rate budget has `units`, if no one else takes any meanwhile;
     /// `u64::MAX` if a full bucket is too shallow for them.
     pub(super) fn rate_ready_at(&self, rate: &Rate, units: u32, now: u64) -> u64 {
+        self.rate_ready_after(rate, 0, units, now)
+    }
+
+    /// The first instant (as [`rate_ready_at`](Self::rate_ready_at)) at
+    /// which a grant of `units` could follow grants of `ahead` units, each
+    /// taken as soon as its units exist; `u64::MAX` if a full bucket is too
+    /// shallow for `units`.
+    pub(super) fn rate_ready_after(&self, rate: &Rate, ahead: u64, units: u32, now: u64) -> u64 {
         let Ticks { per_unit, full } = rate.ticks();
-        let cost = u128::from(per_unit) * u128::from(units);
-        if cost > u128::from(full) {
+        let (per_unit, full) = (u128::from(per_unit), u128::from(full));
+        if per_unit * u128::from(units) > full {
             return u64::MAX;
         }
         let x = u128::from(self.word.load(Ordering::Acquire) >> SHIFT);
-        // The first tick with `max(x, s) + cost <= s + full`.
-        let at = (x + cost).saturating_sub(u128::from(full));
+        // The first tick with `max(x, s) + cost <= s + full`, for all the
+        // units in turn.
+        let cost = per_unit * (u128::from(ahead) + u128::from(units));
+        let at = (x + cost).saturating_sub(full);
         if at <= rate.wide_tick(now) {
             return now;
         }
@@ -274,9 +284,8 @@ impl Arbiter {
             .map(|n| {
                 let b = &self.budgets[n.resource];
                 let rate = b.rate.as_ref().expect("a rate need names a rate budget");
-                let queued = state.track[n.resource].queued_units;
-                let units = u32::try_from(queued + u64::from(n.units)).unwrap_or(u32::MAX);
-                b.rate_ready_at(rate, units, now)
+                let ahead = state.track[n.resource].queued_units;
+                b.rate_ready_after(rate, ahead, n.units, now)
             })
             .max()
             .unwrap_or(now);
@@ -460,6 +469,20 @@ mod tests {
         assert_eq!(b.rate_ready_at(rate, 1, u64::MAX), u64::MAX);
         // An earlier clock reading sees no more units than a later one did.
         assert_eq!(b.rate_room(rate, 0), 0);
+    }
+
+    #[test]
+    fn units_after_those_queued_ahead_exist_in_turn_beyond_the_burst() {
+        let arb = rate_budget(5, Duration::from_secs(1), 2);
+        let b = &arb.budgets[0];
+        let rate = b.rate.as_ref().unwrap();
+        assert_eq!(drain(b, rate, 0), 2);
+        // 7 units queued ahead (more than the burst), then 1: the 8th unit
+        // after the bucket was drawn empty, 8 × 200 ms later.
+        assert_eq!(b.rate_ready_after(rate, 7, 1, 0), 1_600 * MS);
+        assert_eq!(b.rate_ready_after(rate, 0, 1, 0), 200 * MS);
+        // A grant larger than the burst never exists.
+        assert_eq!(b.rate_ready_after(rate, 0, 3, 0), u64::MAX);
     }
 
     #[test]
