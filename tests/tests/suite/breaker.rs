@@ -140,6 +140,12 @@ async fn elsewhere(up: Arc<Upstream>) -> Result<(), UpError> {
     up.answer().await
 }
 
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = UP, serialize_by = id)]
+async fn keyed(up: Arc<Upstream>, id: u32) -> Result<(), UpError> {
+    let _ = id;
+    up.answer().await
+}
+
 #[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = SLOW)]
 async fn search(up: Arc<Upstream>) -> Result<(), UpError> {
     up.answer().await
@@ -747,5 +753,58 @@ async fn racing_callers_never_exceed_the_probes() {
     assert_eq!(refused, 4);
     let b = rt.stats().breaker("upstream").cloned().unwrap();
     assert_eq!((b.state, b.refused), (BreakerState::Closed, 4));
+    assert!(common::all_free(&rt));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_queued_for_its_key_holds_no_probe_slot() {
+    let rt = Runtime::builder()
+        .resource(herta::Resource::new("slots", 8))
+        .breaker(UP.with_probes(1))
+        .build()
+        .unwrap();
+    let keyed = Keyed::bind(&rt).unwrap();
+    // Key 7 is held by a call admitted while the breaker was closed.
+    let holder = Upstream::new(Mode::Ok);
+    holder.hold(true);
+    let held = tokio::spawn({
+        let (keyed, holder) = (keyed.clone(), holder.clone());
+        async move { keyed.call(holder, 7).await }
+    });
+    holder.probe.entered(1).await;
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    up.set(Mode::Ok);
+    // The first caller queues for key 7, holding no probe.
+    let queued = tokio::spawn({
+        let (keyed, up) = (keyed.clone(), up.clone());
+        async move { keyed.call(up, 7).await }
+    });
+    settle().await;
+    let slots = rt.stats().resource("slots").cloned().unwrap();
+    assert_eq!(slots.in_use, 1, "it waits for the key, before the budget");
+    // Another caller starts at once: the probe.
+    let prober = Upstream::new(Mode::Ok);
+    prober.hold(true);
+    let probe = tokio::spawn({
+        let (fetch, prober) = (Fetch::bind(&rt).unwrap(), prober.clone());
+        async move { fetch.call(prober).await }
+    });
+    prober.probe.entered(1).await;
+    // The key frees (its holder's result, from before the trip, counts
+    // nowhere): the queued call finds the probe out and is refused,
+    // giving the key back.
+    let hits = up.hits();
+    holder.probe.open(1);
+    within(held).await.unwrap().unwrap();
+    let err = within(queued).await.unwrap().unwrap_err();
+    assert_refused(&err, None);
+    assert_eq!(up.hits(), hits);
+    assert_eq!(rt.stats().keys, 0, "the key was given back");
+    prober.probe.open(1);
+    within(probe).await.unwrap().unwrap();
+    assert_eq!(state(&rt), BreakerState::Closed);
+    keyed.call(up.clone(), 7).await.unwrap();
     assert!(common::all_free(&rt));
 }
