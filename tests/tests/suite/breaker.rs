@@ -2,10 +2,12 @@
 //! counts (per attempt: `Transient`, `Uncertain`, timeouts and slow
 //! attempts fail; `Permanent` and success succeed; `Throttled`, panics and
 //! cancellations are neutral), the states (exactly `probes` probes,
-//! freed at once without a verdict; results from before a transition
-//! ignored), and the refusal (before the call queues; a retry about to
-//! start), shared by the operations that name the breaker, and no effect
-//! on those that do not.
+//! reserved when an attempt starts, never by a call still queued for its
+//! key or budgets, freed at once without a verdict; results from before a
+//! transition ignored), and the refusal (before the call queues; when its
+//! attempt starts, if every probe is out; a retry about to start), shared
+//! by the operations that name the breaker, and no effect on those that do
+//! not.
 
 use crate::common;
 
@@ -573,9 +575,9 @@ fn bind_and_build_check_the_breakers() {
     assert!(matches!(invalid, ConfigError::InvalidBreaker { .. }));
 }
 
-/// A runtime of one `slots` unit and one `other` unit, `UP` with `probes`
-/// probes; tripped, then past its open period (half-open for the next
-/// attempt).
+/// A runtime of `slots` units of `slots` and one of `other`, `UP` with
+/// `probes` probes; tripped, then past its open period (half-open for the
+/// next attempt).
 async fn half_open(probes: u16, slots: u32) -> (Runtime, Arc<Upstream>) {
     let rt = Runtime::builder()
         .resource(herta::Resource::new("slots", slots))
