@@ -81,6 +81,28 @@ impl ToTokens for Handler {
 }
 
 impl Handler {
+    /// The function as written, but for `#[allow(unused_variables)]` on
+    /// the parameter named `key` (the `serialize_by` key): herta uses it,
+    /// so a body that does not is not a mistake worth a warning.
+    pub fn with_key_used(&self, key: Option<&Ident>) -> TokenStream {
+        let Some(key) = key else {
+            return self.to_token_stream();
+        };
+        let mut sig = self.sig.clone();
+        for arg in &mut sig.inputs {
+            if let FnArg::Typed(arg) = arg {
+                if matches!(&*arg.pat, Pat::Ident(p) if p.ident == *key) {
+                    arg.attrs
+                        .push(syn::parse_quote!(#[allow(unused_variables)]));
+                }
+            }
+        }
+        let Handler {
+            attrs, vis, body, ..
+        } = self;
+        quote!(#(#attrs)* #vis #sig #body)
+    }
+
     /// Reads the parameters: which is the context, and what `call` takes.
     pub fn new(attrs: Vec<Attribute>, vis: Visibility, mut sig: Signature, body: Group) -> Self {
         let states = crate::state::take(&mut sig);

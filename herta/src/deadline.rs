@@ -29,6 +29,15 @@ tokio::task_local! {
 /// so a paused test clock applies). Cancel safety: dropping the returned
 /// future drops `future`.
 ///
+/// **Prefer it to `tokio::time::timeout` around a call.** A timeout only
+/// drops the call when it fires; a call granted its slot a moment before
+/// (the slot handed on by another caller's timeout) starts its handler
+/// anyway and is then cut short, for a caller already gone. Inside a
+/// deadline scope, a call still waiting at the deadline is refused
+/// without running its handler, and every attempt ends by it: the same
+/// bound, with no handler started for a caller that has given up, which
+/// matters most for `NonIdempotent` operations.
+///
 /// ```
 /// use std::time::Duration;
 /// use tokio::time::Instant;

@@ -40,7 +40,7 @@ fn units_above_capacity_are_spanned_on_the_units() {
     let error = &errors[0];
     let message = error["message"].as_str().unwrap();
     assert!(
-        message.starts_with("`R = 5` asks for more units than `R` has: its capacity is 2"),
+        message.starts_with("`R = 5` asks for more units than `R` grants at once: its capacity (a rate budget's burst) is 2"),
         "{message}"
     );
     let primary: Vec<&serde_json::Value> = error["spans"]

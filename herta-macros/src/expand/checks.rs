@@ -81,11 +81,11 @@ impl Spec<'_> {
         for (index, (r, shown)) in paths.enumerate() {
             let units = Literal::u32_unsuffixed(r.units);
             let message = format!(
-                "`{shown} = {units}` asks for more units than `{shown}` has: its capacity is {{CAPACITY}}, so no call could ever be admitted"
+                "`{shown} = {units}` asks for more units than `{shown}` grants at once: its capacity (a rate budget's burst) is {{CAPACITY}}, so no call could ever be admitted"
             );
-            let label = format!("more than the capacity of `{shown}`, {{CAPACITY}}");
+            let label = format!("more than `{shown}` grants at once, {{CAPACITY}}");
             let note = format!(
-                "hold at most {{CAPACITY}} units of `{shown}`, or raise its capacity where it is declared"
+                "hold at most {{CAPACITY}} units of `{shown}`, or raise its capacity (a rate budget's `burst = n`) where it is declared"
             );
             let capacity = quote!(#path::__HERTA_RESOURCES[#index].capacity());
             let check = quote_spanned! {r.units_span=>

@@ -46,7 +46,8 @@ pub(crate) fn operation(args: TokenStream, item: TokenStream) -> TokenStream {
     };
     rules::check(&op, &mut errors);
     let errors = errors.to_compile_errors();
-    let function = &op.handler;
+    let key = op.attr.serialize_by.as_ref().map(|by| &by.param);
+    let function = op.handler.with_key_used(key);
     if op.in_impl() {
         // A wrapper type cannot be declared inside an `impl` block.
         return quote! { #function #errors };

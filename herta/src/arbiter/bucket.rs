@@ -292,17 +292,20 @@ impl Arbiter {
         (at > now).then(|| Duration::from_nanos(at - now))
     }
 
-    /// The instant at which every rate budget of `needs` has its units
-    /// (ignoring queued waiters, so a lower bound on a grant), with the
-    /// first budget that is last to have them; `None` when they all have
-    /// them now or `needs` names no rate budget.
+    /// The instant at which every rate budget of `needs` has the call's
+    /// units after those of the calls queued for them (each taken as soon
+    /// as it exists), with the first budget that is last to have them;
+    /// `None` when they all have them now or `needs` names no rate budget.
+    /// A call queued ahead that leaves makes the units exist sooner.
     pub(crate) fn rate_ready(&self, needs: &Needs) -> Option<(Instant, usize)> {
+        let state = self.lock();
         let now = self.now().ns();
         let mut latest: Option<(u64, usize)> = None;
         for n in needs.rate() {
             let b = &self.budgets[n.resource];
             let rate = b.rate.as_ref().expect("a rate need names a rate budget");
-            let at = b.rate_ready_at(rate, n.units, now);
+            let ahead = state.track[n.resource].queued_units;
+            let at = b.rate_ready_after(rate, ahead, n.units, now);
             if at > now && latest.is_none_or(|(l, _)| at > l) {
                 latest = Some((at, n.resource));
             }

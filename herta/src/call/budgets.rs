@@ -63,8 +63,8 @@ pub(crate) fn contended<'a, 'e, 'l>(
         }
         let until = limits.wait_until();
         if let (Some(until), true) = (until, needs.has_rate()) {
-            // Units that cannot exist before the wait's limit: fail now,
-            // not after sleeping.
+            // Units that cannot exist before the wait's limit, after those
+            // of the calls queued ahead: fail now, not after sleeping.
             if let Some((ready, short)) = rt.arbiter.rate_ready(needs) {
                 if ready > until {
                     let mut refusal = limits.expired(|| Busy::Resource {
@@ -85,9 +85,15 @@ pub(crate) fn contended<'a, 'e, 'l>(
             }
             (Some(Err(AcquireError::Closed)), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
             (Some(Err(AcquireError::QueueFull(full))), _) => Err(refused(rt, needs, full)),
-            (None, _) => Err(limits.expired(|| Busy::Resource {
-                resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
-            })),
+            (None, _) => {
+                let mut refusal = limits.expired(|| Busy::Resource {
+                    resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
+                });
+                if let Refusal::Throttled { retry_after, .. } = &mut refusal {
+                    *retry_after = rt.arbiter.rate_retry_after(needs);
+                }
+                Err(refusal)
+            }
         }
     }
 }

@@ -234,6 +234,49 @@ async fn a_max_wait_or_deadline_that_units_cannot_meet_fails_at_once() {
     assert_eq!(rt.stats().resource("api").unwrap().waiting, 0);
 }
 
+#[herta::operation(effect = Idempotent, resources("api" = 1), max_wait = "1500ms")]
+async fn wait_1500ms() -> Result<(), Failure<String>> {
+    Ok(())
+}
+
+/// Calls queued ahead count: their units exist first, one after another,
+/// even when the queue is deeper than the burst (so a `Reject` call's
+/// `retry_after` stays the time until its turn, never "never").
+#[tokio::test(start_paused = true)]
+async fn calls_queued_ahead_count_for_max_wait_and_retry_after_beyond_the_burst() {
+    let rt = runtime(1, SEC, 1);
+    RejectOne::bind(&rt).unwrap().call().await.unwrap();
+    let drained = Instant::now();
+    let op = WaitOne::bind(&rt).unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let queued: Vec<_> = (0..3)
+        .map(|_| {
+            let (op, log) = (op.clone(), log.clone());
+            tokio::spawn(async move { op.call(log).await })
+        })
+        .collect();
+    settle().await;
+    assert_eq!(rt.stats().resource("api").unwrap().waiting, 3);
+    let start = Instant::now();
+    // Three units ahead, then its own: 4 s after the bucket was drawn
+    // empty, past its 1.5 s max_wait.
+    let turn = drained + 4 * SEC - start;
+    let err = Wait1500ms::bind(&rt).unwrap().call().await.unwrap_err();
+    assert_eq!(Instant::now(), start, "no sleep known to end in failure");
+    assert_eq!(err.retry_after(), Some(turn), "{err:?}");
+    // A `Reject` call behind a queue three times the burst: its turn too.
+    let err = RejectOne::bind(&rt).unwrap().call().await.unwrap_err();
+    assert_eq!(err.retry_after(), Some(turn), "{err:?}");
+    for call in queued {
+        call.await.unwrap().unwrap();
+    }
+    let last = *log.lock().unwrap().last().unwrap() - drained;
+    assert!(
+        last >= 3 * SEC && last <= 3 * SEC + Duration::from_millis(1),
+        "{last:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_slot_and_units_are_taken_together() {
     let rt = runtime(1, SEC, 1);
