@@ -16,12 +16,14 @@
 //! - open → half-open is the swap of the first caller that finds the open
 //!   period over, reserving its own probe.
 //!
-//! The closed path is the word's load before the attempt, then (a success
-//! or a failure) a clock read, the word's load again and the window's add
-//! ([`Window`]); only a failure evaluates the rates (out of line, under
-//! the transition lock, which only a move to open takes: it writes
-//! `open_until` before publishing the word, so a caller that sees the open
-//! word reads its end). The open refusal is the word's load, a clock read
+//! The closed path is the word's load before the call queues and again
+//! when the attempt starts, then (a success or a failure) a clock read,
+//! the word's load again and the window's add ([`Window`]: a success in
+//! the window's current period is a load of its cursor, a multiply, a
+//! compare and a relaxed add); only a failure evaluates the rates (out of
+//! line, under the transition lock, which only a move to open takes: it
+//! writes `open_until` before publishing the word, so a caller that sees
+//! the open word reads its end). The open refusal is the word's load, a clock read
 //! and a compare with `open_until`.
 //!
 //! Times are nanoseconds since the circuit was made (`tokio`'s clock, so a
@@ -71,8 +73,9 @@ pub(crate) struct Ticket {
 }
 
 impl Ticket {
-    /// The ticket of a call whose breaker is missing (never used: `bind`
-    /// checks the breaker exists).
+    /// The ticket of a call whose first attempt has not started (its pass
+    /// holds nothing), or whose breaker is missing (`bind` checks it
+    /// exists): a closed ticket, so a pass dropped with it ends nothing.
     pub(crate) const NONE: Ticket = Ticket {
         word: 0,
         started: 0,
@@ -136,8 +139,55 @@ impl Circuit {
         self.clock.now()
     }
 
+    /// Whether a call may queue for its key and budgets: refused (counted,
+    /// with the time left open) while open, or half-open with every probe
+    /// out or succeeded; else `Ok`, reserving nothing (the attempt's
+    /// [`pass`](Circuit::pass), once the call holds its key and budgets,
+    /// reserves its probe or refuses it then).
+    #[inline(always)]
+    pub(crate) fn admits(&self) -> Result<(), Option<Duration>> {
+        let word = self.word.load(Ordering::Acquire);
+        if word & STATE == CLOSED {
+            return Ok(());
+        }
+        self.admits_slow(word)
+    }
+
+    /// [`admits`](Circuit::admits) of a breaker that is not closed: out of
+    /// line, so the closed path carries none of it.
+    #[cold]
+    #[inline(never)]
+    fn admits_slow(&self, word: u64) -> Result<(), Option<Duration>> {
+        self.admits_at(word, self.now())
+    }
+
+    /// [`admits`](Circuit::admits) of `word` at `now`.
+    fn admits_at(&self, word: u64, now: u64) -> Result<(), Option<Duration>> {
+        match word & STATE {
+            CLOSED => Ok(()),
+            OPEN => {
+                let until = self.open_until.load(Ordering::Acquire);
+                if now < until {
+                    return Err(self.refuse(Some(until - now)));
+                }
+                // The open period is over: the first attempt to start
+                // moves it to half-open.
+                Ok(())
+            }
+            _ if self.probes_full(word) => Err(self.refuse(None)),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`admits`](Circuit::admits) at `now` (for tests and models).
+    #[cfg(test)]
+    pub(crate) fn admits_now(&self, now: u64) -> Result<(), Option<Duration>> {
+        self.admits_at(self.word.load(Ordering::Acquire), now)
+    }
+
     /// Admits an attempt about to start (at `now`, read only when needed):
-    /// its ticket, or the refusal (counted), with the time left open.
+    /// its ticket (in half-open, its probe's slot reserved), or the refusal
+    /// (counted), with the time left open.
     #[inline(always)]
     pub(crate) fn pass(&self) -> Result<Ticket, Option<Duration>> {
         let word = self.word.load(Ordering::Acquire);
@@ -174,8 +224,14 @@ impl Circuit {
         state_of(self.word.load(Ordering::Acquire))
     }
 
+    /// Empties the window, as closing does (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn window_cleared(&self) {
+        self.window.clear();
+    }
+
     /// The window's counts at `now` (for tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn counts(&self, now: u64) -> Counts {
         self.window.sum(now / self.bucket)
     }
@@ -228,18 +284,6 @@ impl Circuit {
         in_flight + succeeded >= u64::from(self.breaker.probes())
     }
 
-    /// Whether the breaker moved (changed state or epoch) since `ticket`
-    /// was taken.
-    #[inline(always)]
-    pub(crate) fn moved(&self, ticket: Ticket) -> bool {
-        let word = self.word.load(Ordering::Acquire);
-        if ticket.is_probe() {
-            word & HEAD != ticket.word
-        } else {
-            word != ticket.word
-        }
-    }
-
     /// Counts a refusal; gives back `retry_after`.
     fn refuse(&self, retry_after: Option<u64>) -> Option<Duration> {
         self.refused.fetch_add(1, Ordering::Relaxed);
@@ -268,7 +312,38 @@ impl Circuit {
     /// the rates. The transition it made, if any.
     #[inline(always)]
     pub(crate) fn counted(&self, ticket: Ticket, failed: bool, now: u64) -> Option<Transition> {
-        let slow = self.slow != u64::MAX && now.saturating_sub(ticket.started) >= self.slow;
+        let slow = self.slow != u64::MAX && self.is_slow(ticket, now);
+        if !failed && !slow {
+            if self.word.load(Ordering::Acquire) != ticket.word {
+                return None;
+            }
+            if self.window.add_success(now, self.bucket.get()) {
+                return None;
+            }
+        }
+        self.counted_slow(ticket, failed, slow, now)
+    }
+
+    /// Whether the attempt admitted with `ticket`, ended at `now`, was
+    /// slow (with `slow_call`). Out of line: without `slow_call` the
+    /// closed path only compares `slow` with its sentinel.
+    #[inline(never)]
+    fn is_slow(&self, ticket: Ticket, now: u64) -> bool {
+        now.saturating_sub(ticket.started) >= self.slow
+    }
+
+    /// [`counted`](Circuit::counted) of a failure, a slow attempt, or a
+    /// success the window's cursor could not take (the first of a
+    /// period): out of line.
+    #[cold]
+    #[inline(never)]
+    fn counted_slow(
+        &self,
+        ticket: Ticket,
+        failed: bool,
+        slow: bool,
+        now: u64,
+    ) -> Option<Transition> {
         if self.word.load(Ordering::Acquire) != ticket.word {
             return None;
         }
@@ -322,7 +397,7 @@ impl Circuit {
         verdict: Verdict,
         now: u64,
     ) -> Option<Transition> {
-        let slow = self.slow != u64::MAX && now.saturating_sub(ticket.started) >= self.slow;
+        let slow = self.slow != u64::MAX && self.is_slow(ticket, now);
         let verdict = match verdict {
             Verdict::Success if slow => Verdict::Failure,
             verdict => verdict,

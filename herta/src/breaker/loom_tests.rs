@@ -1,6 +1,7 @@
 //! Model checks of the half-open probe reservation: every interleaving of
-//! callers reserving probes while a probe's slot is released and another
-//! probe's failure moves the breaker. Run with
+//! callers reserving probes (at their attempt's start, after the check
+//! that let them queue, which reserves nothing) while a probe's slot is
+//! released and another probe's failure moves the breaker. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p herta --lib --release loom`.
 
 use std::sync::Arc;
@@ -95,5 +96,44 @@ fn a_release_and_a_transition_race_the_reservation() {
             c.pass_now(32 * S).unwrap_err(),
             Some(Duration::from_secs(30))
         );
+    });
+}
+
+/// Callers let through the check before they queue (the open period
+/// over) reserve nothing there; they race for the two probes when their
+/// attempts start, while a third caller checks: exactly two are admitted,
+/// and a check after they are out refuses.
+#[test]
+fn checked_callers_reserve_exactly_the_probes_when_they_start() {
+    bounded().check(|| {
+        let c = Arc::new(opened(2));
+        for _ in 0..3 {
+            assert!(c.admits_now(31 * S).is_ok());
+        }
+        assert_eq!(c.state(), BreakerState::Open, "a check reserves nothing");
+        let admitted = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let (c, admitted) = (Arc::clone(&c), Arc::clone(&admitted));
+                thread::spawn(move || {
+                    if c.pass_now(31 * S).is_ok() {
+                        admitted.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+            })
+            .collect();
+        let checked = c.admits_now(31 * S).is_ok();
+        let last = c.pass_now(31 * S).is_ok();
+        for caller in callers {
+            caller.join().unwrap();
+        }
+        let admitted = admitted.load(Ordering::SeqCst) + usize::from(last);
+        assert_eq!(admitted, 2);
+        assert!(
+            checked || !last,
+            "a refused check is never followed by a probe"
+        );
+        assert_eq!(c.state(), BreakerState::HalfOpen);
+        assert_eq!(c.admits_now(31 * S), Err(None), "every probe out");
     });
 }

@@ -87,6 +87,27 @@ fn open_refuses_with_the_time_left_then_lets_probes_through() {
 }
 
 #[test]
+fn the_check_before_queueing_refuses_but_reserves_nothing() {
+    let c = circuit();
+    assert!(c.admits_now(S).is_ok(), "closed");
+    trip(&c, S);
+    assert_eq!(c.admits_now(11 * S), Err(Some(Duration::from_secs(20))));
+    // The open period over: let through, still open, nothing reserved.
+    for _ in 0..5 {
+        assert!(c.admits_now(31 * S).is_ok());
+    }
+    assert_eq!(c.state(), BreakerState::Open);
+    let a = pass(&c, 31 * S);
+    assert!(c.admits_now(31 * S).is_ok(), "one probe of two out");
+    let _b = pass(&c, 31 * S);
+    assert_eq!(c.admits_now(31 * S), Err(None), "every probe out");
+    c.probe_ended(a, Verdict::Neutral, 31 * S);
+    assert!(c.admits_now(31 * S).is_ok(), "a slot freed");
+    let refused = c.snapshot().3;
+    assert_eq!(refused, 2, "each refusal counted once");
+}
+
+#[test]
 fn all_probes_succeeding_close_it_with_an_empty_window() {
     let c = circuit();
     trip(&c, S);
@@ -207,6 +228,45 @@ fn the_window_sums_its_buckets() {
         (7, 3),
         "buckets 0 to 2 expired"
     );
+}
+
+#[test]
+fn successes_through_the_cursor_count_in_their_own_bucket() {
+    let c = Circuit::new(
+        Breaker::new("cursor")
+            .with_failure_rate(100)
+            .with_min_calls(1000),
+    );
+    // Successes of each period, the first renewing its bucket and moving
+    // the cursor, the others added through it; one late success of the
+    // period before (its clock read before the cursor moved on).
+    for period in 0..25 {
+        for k in 0..3 {
+            attempt(&c, period * S + k * MS, false);
+        }
+        if period > 0 {
+            attempt(&c, period * S - MS, false);
+        }
+        let counts = c.counts(period * S);
+        // This period's 3, and 4 for each earlier period in the window.
+        assert_eq!(counts.calls, 3 + 4 * period.min(9), "period {period}");
+    }
+    // A success ending past the cursor's period (a gap of 2 periods):
+    // periods 18 to 23 hold 4, 24 holds 3, 27 this one.
+    attempt(&c, 27 * S, false);
+    assert_eq!(c.counts(27 * S).calls, 4 * 6 + 3 + 1);
+    // A success whose clock was read a whole window before the latest
+    // renewal counts nowhere (and empties nothing).
+    attempt(&c, 17 * S, false);
+    assert_eq!(c.counts(27 * S).calls, 4 * 6 + 3 + 1);
+    // Closing empties the window and moves the cursor back: the rest of
+    // the period counts from zero, in the right bucket.
+    c.window_cleared();
+    for _ in 0..2 {
+        attempt(&c, 27 * S + 500 * MS, false);
+    }
+    assert_eq!(c.counts(27 * S + 500 * MS).calls, 2);
+    assert_eq!(c.counts(37 * S).calls, 0, "its bucket expired on time");
 }
 
 #[test]

@@ -16,11 +16,23 @@
 //! next attempt empties every bucket first. A stamp is then ambiguous only
 //! for a word left untouched for 2³² periods while the others were in use.
 //!
-//! A success is one load and one relaxed `fetch_add` (and a load of
-//! `latest`); a failure adds one on its word. No lock, no allocation.
+//! The `cursor` names the current period and its bucket, published once
+//! that bucket was renewed: a success ending in that period is one load
+//! of the cursor, a multiply and a compare (is `now` in its period?), and
+//! one relaxed `fetch_add` on the bucket ([`Window::add_success`]); no
+//! division, no stamp to check. Any other attempt (a failure, the first
+//! of a period) is [`Window::add`]: the period by division, the stamp
+//! checked, the bucket renewed if stale (which moves the cursor on); a
+//! failure adds one on its word. No lock, no allocation. An attempt
+//! whose clock was read before another's renewal counts in its own
+//! period's bucket while that period is in the window, and nowhere once
+//! it is not (it empties nothing).
+//!
 //! Racing renewals of one bucket may drop an attempt or two at the instant
 //! a period starts (the loser's swap finds the winner's count and adds to
-//! it; only a renewal after a whole idle window clears what a racer added).
+//! it; only a renewal after a whole idle window clears what a racer added);
+//! so may a success that read the cursor just before its bucket was
+//! emptied (the breaker closed, or a whole idle window).
 
 use super::declaration::BUCKETS;
 use crate::loom::{AtomicU64, Ordering::Relaxed};
@@ -29,14 +41,27 @@ use crate::loom::{AtomicU64, Ordering::Relaxed};
 const COUNT: u64 = u32::MAX as u64;
 /// The number of words of the window.
 const N: usize = BUCKETS as usize;
+/// The bits of [`Window::cursor`] that hold its bucket's index.
+const INDEX_BITS: u32 = 4;
+/// Those bits' mask; also the length of `calls`, so that an index read
+/// from the cursor needs no bounds check.
+const INDEX: u64 = (1 << INDEX_BITS) - 1;
+const _: () = assert!(N as u64 <= INDEX);
 
 /// The window's buckets.
 pub(crate) struct Window {
-    calls: [AtomicU64; N],
+    /// Attempts; the words past `N` are never used (see `INDEX`).
+    calls: [AtomicU64; INDEX as usize + 1],
     failures: [AtomicU64; N],
     slow: [AtomicU64; N],
     /// The latest period a bucket was renewed for (whole, not a stamp).
     latest: AtomicU64,
+    /// The period whose bucket is ready for its attempts, and that
+    /// bucket's index (`period << INDEX_BITS | period % BUCKETS`):
+    /// published once the bucket was renewed for that period, so that an
+    /// attempt ending in it adds to the bucket with no division and no
+    /// stamp to check ([`Window::add_success`]).
+    cursor: AtomicU64,
 }
 
 /// What the last `BUCKETS` periods hold.
@@ -106,7 +131,25 @@ impl Window {
             failures: std::array::from_fn(|_| AtomicU64::new(0)),
             slow: std::array::from_fn(|_| AtomicU64::new(0)),
             latest: AtomicU64::new(0),
+            cursor: AtomicU64::new(0),
         }
+    }
+
+    /// Counts a success that ended at `now` (ns; periods of `bucket` ns)
+    /// if `now` is in the cursor's period: one load, a multiply and a
+    /// compare, and the add. `false` (nothing counted) otherwise: the
+    /// first attempts of a period, or one whose `now` was read before the
+    /// cursor moved on, go through [`add`](Window::add).
+    #[inline(always)]
+    pub(crate) fn add_success(&self, now: u64, bucket: u64) -> bool {
+        let cursor = self.cursor.load(Relaxed);
+        let start = (cursor >> INDEX_BITS).wrapping_mul(bucket);
+        // Before `start`, the difference wraps to a huge value.
+        if now.wrapping_sub(start) < bucket {
+            self.calls[(cursor & INDEX) as usize].fetch_add(1, Relaxed);
+            return true;
+        }
+        false
     }
 
     /// Counts an attempt that ended in `period`: a failure (`failed`, or
@@ -129,19 +172,27 @@ impl Window {
         }
     }
 
-    /// Whether a bucket was renewed within the window before `period`: if
-    /// not, a bucket whose stamp reads as `period` may be 2³² periods old.
+    /// Whether a bucket was renewed within the window before `period` (or
+    /// for `period` or later: an attempt whose clock was read before
+    /// another's renewal): if not, a bucket whose stamp reads as `period`
+    /// may be 2³² periods old.
     #[inline(always)]
     fn fresh(&self, period: u64) -> bool {
-        period.wrapping_sub(self.latest.load(Relaxed)) < u64::from(BUCKETS)
+        let latest = self.latest.load(Relaxed);
+        period <= latest || period - latest < u64::from(BUCKETS)
     }
 
     /// Bucket `i`'s first attempt of `period` (counted): after a whole
     /// idle window, every bucket emptied first; then its attempts' word
-    /// renewed, and every bucket older than the window emptied.
+    /// renewed, and every bucket older than the window emptied. An attempt
+    /// of a period already out of the window (its clock read a whole
+    /// window before the latest renewal) counts nowhere.
     #[cold]
     #[inline(never)]
     fn renew(&self, i: usize, period: u64) {
+        if period.saturating_add(u64::from(BUCKETS)) <= self.latest.load(Relaxed) {
+            return;
+        }
         if !self.fresh(period) {
             self.clear();
         }
@@ -150,6 +201,10 @@ impl Window {
         let latest = self.latest.fetch_max(period, Relaxed).max(period);
         bump(&self.calls[i], period);
         self.sweep(latest);
+        // The bucket is the period's now: successes of the period may
+        // add to it directly (a later cursor is never moved back).
+        let cursor = period.wrapping_shl(INDEX_BITS) | i as u64;
+        self.cursor.fetch_max(cursor, Relaxed);
     }
 
     /// Empties every bucket older than the window before `latest`.
@@ -198,6 +253,10 @@ impl Window {
     /// Empties every bucket (the breaker closed: a new window starts). A
     /// zero word counts nothing whatever period its stamp reads as.
     pub(crate) fn clear(&self) {
+        // The cursor back to period 0, bucket 0, which every zero word
+        // reads as (the next renewal moves it on): a success of the
+        // cursor's old period must not add to an emptied bucket.
+        self.cursor.store(0, Relaxed);
         for word in self.calls.iter().chain(&self.failures).chain(&self.slow) {
             word.store(0, Relaxed);
         }

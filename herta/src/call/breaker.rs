@@ -6,13 +6,17 @@
 //! Which of the two the call runs is a type, chosen by the macro:
 //! [`NoBreaker`] (every step is empty, the pass is `()`: a contract without
 //! a breaker runs no instruction more) or [`WithBreaker`]. The try is
-//! [`Stage::pass`] (closed: the breaker's word read once, kept as the
-//! attempt's ticket), taken before the key and the budgets; a call that
-//! then had to wait for them passes again ([`Stage::again`], out of the
-//! fast path), so that a breaker that opened meanwhile refuses it and a
-//! probe's slot is not held by a queued call's stale ticket. Each retry
-//! passes as the first attempt did. The attempt's end goes to
-//! [`Stage::ended`] as a [`Verdict`].
+//! [`Stage::check`], taken before the key and the budgets: it only
+//! refuses (open, or half-open with every probe out) and reserves nothing,
+//! so a call queued for its key or budgets holds no probe's slot (other
+//! callers are not refused for it, and the probe is not late for it). The
+//! attempt's pass ([`Stage::pass`]: closed, the breaker's word read once,
+//! kept as the attempt's ticket; half-open, a probe's slot reserved) is
+//! taken when the attempt starts, the key and budgets held: a call that
+//! finds the breaker open again, or every probe out, is refused there and
+//! gives its key and budgets back, as any refusal does. Each retry passes
+//! as the first attempt did. The attempt's end goes to [`Stage::ended`]
+//! as a [`Verdict`].
 //!
 //! Cancel safety: a pass dropped before its attempt's verdict (the call
 //! dropped during the attempt, or unwound by a panic outside the handler)
@@ -61,22 +65,25 @@ pub(crate) mod sealed {
         /// What an attempt holds while it runs.
         type Pass<'a>: Send;
 
-        /// An attempt about to start (or a call about to queue for it):
-        /// its pass, or the refusal.
+        /// A call about to queue for its key and budgets: the breaker's
+        /// refusal (open, or half-open with every probe out), else `Ok`,
+        /// reserving nothing.
+        fn check(circuit: Option<&Circuit>) -> Result<(), Refusal>;
+
+        /// An attempt about to start (the call holds its key and budgets):
+        /// its pass (a probe's slot, in half-open), or the refusal.
         fn pass(circuit: Option<&Circuit>) -> Result<Self::Pass<'_>, Refusal>;
 
-        /// `pass` again, if the breaker moved since it was taken (the
-        /// call waited for its key or budgets meanwhile): the old one ends
-        /// without a verdict, and a fresh one replaces it, or the refusal
-        /// (the old one then holds nothing).
-        fn again(pass: &mut Self::Pass<'_>) -> Option<Refusal>;
+        /// The pass of a call not yet started: it holds nothing.
+        fn unreserved<'a>() -> Self::Pass<'a>;
 
         /// The attempt that held `pass` ended so.
         fn ended(pass: Self::Pass<'_>, verdict: Verdict);
 
-        /// Stages 2 and 3's tries: the call's pass (or the breaker's
-        /// refusal), then its key into `held` if the key is free, else the
-        /// key to wait for ([`key::take`]).
+        /// Stages 2 and 3's tries: the breaker's refusal, else the call's
+        /// pass (holding nothing until its first attempt starts) and its
+        /// key into `held` if the key is free, or the key to wait for
+        /// ([`key::take`]).
         #[allow(clippy::type_complexity)]
         #[cfg_attr(not(debug_assertions), inline(always))]
         #[cfg_attr(debug_assertions, inline)]
@@ -86,27 +93,35 @@ pub(crate) mod sealed {
             admission: Admission,
             held: &mut Held<'a, K>,
         ) -> Result<(Self::Pass<'a>, Option<Queued<'a, K>>), Refusal> {
-            let pass = Self::pass(bound.breaker.as_deref())?;
+            Self::check(bound.breaker.as_deref())?;
             let wait = key::take(bound, key, admission, &mut held.key)?;
-            Ok((pass, wait))
+            Ok((Self::unreserved(), wait))
         }
 
         /// The first attempt is about to start (the call holds its key and
-        /// budgets): why it may not (the call's deadline passed, or its
-        /// pass, taken again because the breaker moved while the call
-        /// waited, was refused), else `None`.
+        /// budgets): its pass taken into `pass`, else why it may not start
+        /// (the call's deadline passed, or the breaker refused it: opened,
+        /// or every probe out, while the call waited).
         #[cfg_attr(not(debug_assertions), inline(always))]
         #[cfg_attr(debug_assertions, inline)]
-        fn ready(limits: &Limits, pass: &mut Self::Pass<'_>) -> Option<Refusal> {
+        fn ready<'a, K>(
+            limits: &Limits,
+            bound: &'a BoundInner<K>,
+            pass: &mut Self::Pass<'a>,
+        ) -> Option<Refusal> {
             if limits.passed() {
                 return Some(Refusal::DeadlineExceeded);
             }
-            Self::again(pass)
+            Self::reserve(bound.breaker.as_deref(), pass)
         }
 
-        /// A retry is about to start, once `between` (the backoff) ended:
-        /// its pass, or why the call stops (the breaker's refusal among
-        /// them).
+        /// [`pass`](Stage::pass) into `pass`, which holds nothing: the
+        /// refusal, if refused.
+        fn reserve<'a>(circuit: Option<&'a Circuit>, pass: &mut Self::Pass<'a>) -> Option<Refusal>;
+
+        /// A retry is about to start, once `between` (the backoff) ended,
+        /// its budgets held again: its pass, or why the call stops (the
+        /// breaker's refusal among them).
         #[cfg_attr(not(debug_assertions), inline(always))]
         #[cfg_attr(debug_assertions, inline)]
         fn retry<K>(
@@ -131,12 +146,20 @@ impl Stage for NoBreaker {
     type Pass<'a> = ();
 
     #[inline(always)]
+    fn check(_: Option<&Circuit>) -> Result<(), Refusal> {
+        Ok(())
+    }
+
+    #[inline(always)]
     fn pass(_: Option<&Circuit>) -> Result<(), Refusal> {
         Ok(())
     }
 
     #[inline(always)]
-    fn again(_: &mut ()) -> Option<Refusal> {
+    fn unreserved<'a>() -> Self::Pass<'a> {}
+
+    #[inline(always)]
+    fn reserve(_: Option<&Circuit>, _: &mut ()) -> Option<Refusal> {
         None
     }
 
@@ -149,10 +172,10 @@ impl Stage for WithBreaker {
 
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
-    fn again(pass: &mut Pass<'_>) -> Option<Refusal> {
-        match pass.circuit {
-            Some(c) if c.moved(pass.ticket) => renewed(pass, c),
-            _ => None,
+    fn check(circuit: Option<&Circuit>) -> Result<(), Refusal> {
+        match circuit {
+            Some(c) => c.admits().map_err(|retry_after| refusal(c, retry_after)),
+            None => Ok(()),
         }
     }
 
@@ -174,6 +197,30 @@ impl Stage for WithBreaker {
         }
     }
 
+    #[inline(always)]
+    fn unreserved<'a>() -> Pass<'a> {
+        Pass {
+            circuit: None,
+            ticket: Ticket::NONE,
+        }
+    }
+
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn reserve<'a>(circuit: Option<&'a Circuit>, pass: &mut Pass<'a>) -> Option<Refusal> {
+        let c = circuit?;
+        match c.pass() {
+            // Fields, not the whole pass: the one replaced holds nothing,
+            // so there is nothing to drop.
+            Ok(ticket) => {
+                pass.circuit = Some(c);
+                pass.ticket = ticket;
+                None
+            }
+            Err(retry_after) => Some(refusal(c, retry_after)),
+        }
+    }
+
     #[cfg_attr(not(debug_assertions), inline(always))]
     #[cfg_attr(debug_assertions, inline)]
     fn ended(pass: Pass<'_>, verdict: Verdict) {
@@ -181,29 +228,6 @@ impl Stage for WithBreaker {
         if let Some(c) = pass.circuit {
             c.ended(pass.ticket, verdict);
         }
-    }
-}
-
-/// A fresh pass into `pass`, out of date (of `circuit`): the old one ends
-/// first (a probe frees its slot before the new try), then the new try
-/// replaces it; refused, `pass` holds nothing.
-#[cold]
-#[inline(never)]
-fn renewed<'a>(pass: &mut Pass<'a>, circuit: &'a Circuit) -> Option<Refusal> {
-    let old = std::mem::replace(
-        pass,
-        Pass {
-            circuit: None,
-            ticket: Ticket::NONE,
-        },
-    );
-    drop(old);
-    match WithBreaker::pass(Some(circuit)) {
-        Ok(fresh) => {
-            *pass = fresh;
-            None
-        }
-        Err(refused) => Some(refused),
     }
 }
 

@@ -2,10 +2,11 @@
 //!
 //! 1. [`admit`]: the admission gate counts the call in (or refuses it: the
 //!    runtime is stopping);
-//! 2. [`breaker`]: with `breaker = …`, the call passes the breaker or is
-//!    refused while it is open, before it queues for anything (and again
-//!    after a wait for its key or budgets); each retry passes it again,
-//!    and every attempt's end is counted there;
+//! 2. [`breaker`]: with `breaker = …`, the call is refused while the
+//!    breaker is open (or half-open with every probe out), before it
+//!    queues for anything; each attempt passes it when it starts (the key
+//!    and budgets held; a probe's slot is reserved then), and every
+//!    attempt's end is counted there;
 //! 3. [`key`]: with `serialize_by`, the call's key (before budgets, so a
 //!    same-key waiter holds no budget);
 //! 4. [`budgets`]: every budget, all at once or none;
@@ -334,7 +335,7 @@ impl<K: 'static> Bound<K> {
                         Err(refused) => break 'stages Err(End::Refused(refused)),
                     }
                 }
-                if let Some(refused) = B::ready(&limits, &mut pass) {
+                if let Some(refused) = B::ready(&limits, inner, &mut pass) {
                     break 'stages Err(End::Refused(refused));
                 }
                 call.started();

@@ -2,10 +2,12 @@
 //! counts (per attempt: `Transient`, `Uncertain`, timeouts and slow
 //! attempts fail; `Permanent` and success succeed; `Throttled`, panics and
 //! cancellations are neutral), the states (exactly `probes` probes,
-//! freed at once without a verdict; results from before a transition
-//! ignored), and the refusal (before the call queues; a retry about to
-//! start), shared by the operations that name the breaker, and no effect
-//! on those that do not.
+//! reserved when an attempt starts, never by a call still queued for its
+//! key or budgets, freed at once without a verdict; results from before a
+//! transition ignored), and the refusal (before the call queues; when its
+//! attempt starts, if every probe is out; a retry about to start), shared
+//! by the operations that name the breaker, and no effect on those that do
+//! not.
 
 use crate::common;
 
@@ -132,6 +134,17 @@ async fn fetch_timed(up: Arc<Upstream>) -> Result<(), UpError> {
 #[herta::operation(effect = NonIdempotent, resources("slots" = 1), breaker = UP,
                    retry(on = Transient, max = 3))]
 async fn charge(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("other" = 1), breaker = UP)]
+async fn elsewhere(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = UP, serialize_by = id)]
+async fn keyed(up: Arc<Upstream>, id: u32) -> Result<(), UpError> {
+    let _ = id;
     up.answer().await
 }
 
@@ -560,4 +573,240 @@ fn bind_and_build_check_the_breakers() {
         .build()
         .unwrap_err();
     assert!(matches!(invalid, ConfigError::InvalidBreaker { .. }));
+}
+
+/// A runtime of `slots` units of `slots` and one of `other`, `UP` with
+/// `probes` probes; tripped, then past its open period (half-open for the
+/// next attempt).
+async fn half_open(probes: u16, slots: u32) -> (Runtime, Arc<Upstream>) {
+    let rt = Runtime::builder()
+        .resource(herta::Resource::new("slots", slots))
+        .resource(herta::Resource::new("other", 1))
+        .breaker(UP.with_probes(probes))
+        .build()
+        .unwrap();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    up.set(Mode::Ok);
+    (rt, up)
+}
+
+/// Holds `n` units of `slots` with `plain` calls held in their handler;
+/// the holder's upstream lets them go.
+async fn hold_slots(
+    rt: &Runtime,
+    n: u32,
+) -> (
+    Arc<Upstream>,
+    Vec<tokio::task::JoinHandle<Result<(), Error<UpError>>>>,
+) {
+    let holder = Upstream::new(Mode::Ok);
+    holder.hold(true);
+    let plain = Plain::bind(rt).unwrap();
+    let held = (0..n)
+        .map(|_| {
+            let (plain, holder) = (plain.clone(), holder.clone());
+            tokio::spawn(async move { plain.call(holder).await })
+        })
+        .collect();
+    holder.probe.entered(n).await;
+    (holder, held)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_queued_for_its_budget_holds_no_probe_slot() {
+    let (rt, up) = half_open(1, 1).await;
+    let (holder, held) = hold_slots(&rt, 1).await;
+    // The first caller passes the breaker's refusal check and queues for
+    // the busy budget: it has no probe yet.
+    let queued = tokio::spawn({
+        let (fetch, up) = (Fetch::bind(&rt).unwrap(), up.clone());
+        async move { fetch.call(up).await }
+    });
+    until(|| rt.stats().resource("slots").unwrap().waiting == 1).await;
+    assert_eq!(state(&rt), BreakerState::HalfOpen);
+    // A second caller, whose budget is free, starts at once: the probe.
+    let prober = Upstream::new(Mode::Ok);
+    prober.hold(true);
+    let probe = tokio::spawn({
+        let (elsewhere, prober) = (Elsewhere::bind(&rt).unwrap(), prober.clone());
+        async move { elsewhere.call(prober).await }
+    });
+    prober.probe.entered(1).await;
+    // The budget frees while the probe is out: the queued call takes it,
+    // finds the one probe out, and is refused, giving the budget back.
+    let hits = up.hits();
+    holder.probe.open(1);
+    let err = within(queued).await.unwrap().unwrap_err();
+    assert_refused(&err, None);
+    assert_eq!(up.hits(), hits, "the refused call never reached upstream");
+    let slots = rt.stats().resource("slots").cloned().unwrap();
+    assert_eq!((slots.in_use, slots.waiting), (0, 0));
+    for call in held {
+        within(call).await.unwrap().unwrap();
+    }
+    prober.probe.open(1);
+    within(probe).await.unwrap().unwrap();
+    assert_eq!(state(&rt), BreakerState::Closed);
+    Fetch::bind(&rt).unwrap().call(up.clone()).await.unwrap();
+    assert!(common::all_free(&rt));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_queued_while_half_open_is_refused_if_the_probe_reopened_it() {
+    let (rt, up) = half_open(1, 1).await;
+    let (holder, held) = hold_slots(&rt, 1).await;
+    let queued = tokio::spawn({
+        let (fetch, up) = (Fetch::bind(&rt).unwrap(), up.clone());
+        async move { fetch.call(up).await }
+    });
+    until(|| rt.stats().resource("slots").unwrap().waiting == 1).await;
+    // The probe (through the other budget) fails: open again for 30 s.
+    let prober = Upstream::new(Mode::Transient);
+    Elsewhere::bind(&rt)
+        .unwrap()
+        .call(prober)
+        .await
+        .unwrap_err();
+    assert_eq!(state(&rt), BreakerState::Open);
+    tokio::time::advance(Duration::from_secs(5)).await;
+    let hits = up.hits();
+    holder.probe.open(1);
+    let err = within(queued).await.unwrap().unwrap_err();
+    assert_refused(&err, Some(Duration::from_secs(25)));
+    assert_eq!(up.hits(), hits);
+    for call in held {
+        within(call).await.unwrap().unwrap();
+    }
+    assert!(common::all_free(&rt));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_is_reserved_when_its_attempt_starts() {
+    // The open period ends while the call waits for its budget: it was let
+    // through the refusal check (open, then), and becomes the probe once it
+    // holds the budget.
+    let rt = Runtime::builder()
+        .resource(herta::Resource::new("slots", 1))
+        .breaker(UP.with_probes(1))
+        .build()
+        .unwrap();
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let (holder, held) = hold_slots(&rt, 1).await;
+    up.set(Mode::Ok);
+    let queued = tokio::spawn({
+        let (fetch, up) = (Fetch::bind(&rt).unwrap(), up.clone());
+        async move { fetch.call(up).await }
+    });
+    until(|| rt.stats().resource("slots").unwrap().waiting == 1).await;
+    let b = rt.stats().breaker("upstream").cloned().unwrap();
+    assert_eq!((b.state, b.refused), (BreakerState::HalfOpen, 0));
+    holder.probe.open(1);
+    within(queued).await.unwrap().unwrap();
+    assert_eq!(state(&rt), BreakerState::Closed, "its success closed it");
+    for call in held {
+        within(call).await.unwrap().unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn racing_callers_never_exceed_the_probes() {
+    // Six callers queue for four busy units; the units free at once, so the
+    // six take them in one pass and race for the two probes.
+    let (rt, up) = half_open(2, 4).await;
+    let (holder, held) = hold_slots(&rt, 4).await;
+    up.hold(true);
+    let fetch = Fetch::bind(&rt).unwrap();
+    let callers: Vec<_> = (0..6)
+        .map(|_| {
+            let (fetch, up) = (fetch.clone(), up.clone());
+            tokio::spawn(async move { fetch.call(up).await })
+        })
+        .collect();
+    until(|| rt.stats().resource("slots").unwrap().waiting == 6).await;
+    holder.probe.open(4);
+    for call in held {
+        within(call).await.unwrap().unwrap();
+    }
+    up.probe.entered(2).await;
+    settle().await;
+    assert_eq!(up.probe.attempts(), 2, "two probes reached upstream");
+    assert_eq!(up.probe.peak(), 2);
+    let slots = rt.stats().resource("slots").cloned().unwrap();
+    assert_eq!(
+        (slots.in_use, slots.waiting),
+        (2, 0),
+        "the refused gave theirs back"
+    );
+    up.probe.open(2);
+    let mut refused = 0;
+    for call in callers {
+        match within(call).await.unwrap() {
+            Ok(()) => {}
+            Err(err) => {
+                assert_refused(&err, None);
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(refused, 4);
+    let b = rt.stats().breaker("upstream").cloned().unwrap();
+    assert_eq!((b.state, b.refused), (BreakerState::Closed, 4));
+    assert!(common::all_free(&rt));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_queued_for_its_key_holds_no_probe_slot() {
+    let rt = Runtime::builder()
+        .resource(herta::Resource::new("slots", 8))
+        .breaker(UP.with_probes(1))
+        .build()
+        .unwrap();
+    let keyed = Keyed::bind(&rt).unwrap();
+    // Key 7 is held by a call admitted while the breaker was closed.
+    let holder = Upstream::new(Mode::Ok);
+    holder.hold(true);
+    let held = tokio::spawn({
+        let (keyed, holder) = (keyed.clone(), holder.clone());
+        async move { keyed.call(holder, 7).await }
+    });
+    holder.probe.entered(1).await;
+    let up = Upstream::new(Mode::Ok);
+    trip(&rt, &up).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    up.set(Mode::Ok);
+    // The first caller queues for key 7, holding no probe.
+    let queued = tokio::spawn({
+        let (keyed, up) = (keyed.clone(), up.clone());
+        async move { keyed.call(up, 7).await }
+    });
+    settle().await;
+    let slots = rt.stats().resource("slots").cloned().unwrap();
+    assert_eq!(slots.in_use, 1, "it waits for the key, before the budget");
+    // Another caller starts at once: the probe.
+    let prober = Upstream::new(Mode::Ok);
+    prober.hold(true);
+    let probe = tokio::spawn({
+        let (fetch, prober) = (Fetch::bind(&rt).unwrap(), prober.clone());
+        async move { fetch.call(prober).await }
+    });
+    prober.probe.entered(1).await;
+    // The key frees (its holder's result, from before the trip, counts
+    // nowhere): the queued call finds the probe out and is refused,
+    // giving the key back.
+    let hits = up.hits();
+    holder.probe.open(1);
+    within(held).await.unwrap().unwrap();
+    let err = within(queued).await.unwrap().unwrap_err();
+    assert_refused(&err, None);
+    assert_eq!(up.hits(), hits);
+    assert_eq!(rt.stats().keys, 0, "the key was given back");
+    prober.probe.open(1);
+    within(probe).await.unwrap().unwrap();
+    assert_eq!(state(&rt), BreakerState::Closed);
+    keyed.call(up.clone(), 7).await.unwrap();
+    assert!(common::all_free(&rt));
 }
