@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use super::budget::{Budget, Fast, FastAll, SLOW};
 use super::needs::Needs;
-use super::permits::{Arbiter, TryAcquireError};
+use super::permits::{Arbiter, Packed, TryAcquireError};
 #[cfg(all(test, not(loom)))]
 use super::rate::LIMIT;
 use super::rate::{Now, Rate, Ticks, LOCKED, SHIFT};
@@ -197,20 +197,21 @@ impl Arbiter {
     /// budget is known to be a rate budget.
     ///
     /// `#[cold]` as the lock path it replaces was: the concurrency path's
-    /// caller stays small enough to inline.
+    /// caller stays small enough to inline. The result comes [`Packed`]
+    /// in one register.
     #[cold]
     #[inline(never)]
-    pub(super) fn try_acquire_one_slow(&self, needs: &Needs) -> Result<u64, TryAcquireError> {
+    pub(super) fn try_acquire_one_slow(&self, needs: &Needs) -> Packed {
         let n = needs.list[0];
         let b = &self.budgets[n.resource];
         let Some(rate) = &b.rate else {
-            return self.try_acquire_locked_at(needs, self.now());
+            return Packed::new(self.try_acquire_locked_at(needs, self.now()));
         };
         let t = self.clock.now();
         match b.try_take_rate(rate, n.units, t) {
-            Fast::Taken => Ok(0),
-            Fast::Short => Err(TryAcquireError::Busy(n.resource)),
-            Fast::Slow => self.try_acquire_locked_at(needs, Now::at(&self.clock, t)),
+            Fast::Taken => Packed::new(Ok(0)),
+            Fast::Short => Packed::new(Err(TryAcquireError::Busy(n.resource))),
+            Fast::Slow => Packed::new(self.try_acquire_locked_at(needs, Now::at(&self.clock, t))),
         }
     }
 
