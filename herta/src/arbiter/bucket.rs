@@ -98,6 +98,9 @@ impl Budget {
     /// the bucket keeps exactly what it holds, `x` less the ticks the base
     /// moved by (the bucket full if `x` was earlier than that).
     fn rebased(&self, rate: &Rate, now: u64) -> u64 {
+        // A reading older than the base (taken before the lock, the base
+        // moved since) is the base's instant: the base never moves back.
+        let now = now.max(rate.base());
         if let Some(s) = rate.tick(now) {
             return s;
         }
@@ -444,6 +447,13 @@ mod tests {
         b.take_at(3, &mut Now::at(&arb.clock, late));
         b.thaw();
         assert_eq!(b.rate_room(rate, late), 1);
+        // A reading older than the new base takes the lock, where it reads
+        // as the base's instant.
+        assert!(matches!(b.try_take_rate(rate, 1, late - 1), Fast::Slow));
+        b.freeze();
+        b.take_at(1, &mut Now::at(&arb.clock, late - 1));
+        b.refund_rate(1);
+        b.thaw();
         assert_eq!(drain(b, rate, late), 1);
         // One unit a 999 983rd of a second later, exactly.
         let next = late + SEC.div_ceil(999_983);

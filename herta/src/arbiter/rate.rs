@@ -138,16 +138,23 @@ impl Rate {
         self.full.store(full, Ordering::Relaxed);
     }
 
+    /// Where ticks count from, ns on the arbiter's clock.
+    pub(super) fn base(&self) -> u64 {
+        self.base.load(Ordering::Relaxed)
+    }
+
     /// Moves where ticks count from (under the lock, `LOCKED` set).
     pub(super) fn set_base(&self, base: u64) {
         self.base.store(base, Ordering::Relaxed);
     }
 
     /// The tick at `now` (ns on the arbiter's clock), if it is below
-    /// [`LIMIT`]; `None` when the base must move first.
+    /// [`LIMIT`]; `None` when the base must move first, or when `now` is
+    /// before the base (a reading older than a racing rebase: it wraps
+    /// past the limit, and the caller takes the lock).
     #[inline]
     pub(super) fn tick(&self, now: u64) -> Option<u64> {
-        let ns = now.saturating_sub(self.base.load(Ordering::Relaxed));
+        let ns = now.wrapping_sub(self.base.load(Ordering::Relaxed));
         ns.checked_mul(self.per_ns.load(Ordering::Relaxed))
             .filter(|&s| s <= LIMIT)
     }
