@@ -269,6 +269,21 @@ mod would_deadlock {
             .unwrap()
     }
 
+    /// Spawns `call` (given its `held` and `release` signals) and waits
+    /// until it holds what it takes; notify the `release` returned to let
+    /// it finish.
+    async fn holding<F, Fut>(call: F) -> (tokio::task::JoinHandle<Fut::Output>, Arc<Notify>)
+    where
+        F: FnOnce(Arc<Notify>, Arc<Notify>) -> Fut,
+        Fut: std::future::Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        let (held, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+        let task = tokio::spawn(call(held.clone(), release.clone()));
+        held.notified().await;
+        (task, release)
+    }
+
     fn busy(err: &Error<Failure<String>>) -> &herta::Busy {
         match err {
             Error::WouldDeadlock { busy, .. } => busy,
@@ -392,13 +407,9 @@ mod would_deadlock {
         // db = 3: another task holds 2; digest holds 1 and calls report (2):
         // 2 <= 3 - 1, so report waits for the other task, then runs.
         let rt = runtime(3);
-        let (held, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
         let occupy = Occupy::bind(&rt).unwrap();
-        let other = tokio::spawn({
-            let (held, release) = (held.clone(), release.clone());
-            async move { occupy.call(held, release).await }
-        });
-        held.notified().await;
+        let (other, release) =
+            holding(|held, release| async move { occupy.call(held, release).await }).await;
         let digest = Digest::bind(&rt).unwrap();
         let report = Report::bind(&rt).unwrap();
         let nested = tokio::spawn(async move { digest.call(report).await });
@@ -419,13 +430,10 @@ mod would_deadlock {
     #[tokio::test(start_paused = true)]
     async fn a_nested_call_whose_key_an_unrelated_task_holds_waits_normally() {
         let rt = runtime(4);
-        let (held, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
         let hold = Hold::bind(&rt).unwrap();
-        let other = tokio::spawn({
-            let (held, release) = (held.clone(), release.clone());
-            async move { hold.call("ada".into(), held, release).await }
-        });
-        held.notified().await;
+        let (other, release) =
+            holding(|held, release| async move { hold.call("ada".into(), held, release).await })
+                .await;
         // relay holds a key of its own space, and credits "ada", which the
         // other task holds.
         let (relay, credit) = (Relay::bind(&rt).unwrap(), Credit::bind(&rt).unwrap());
