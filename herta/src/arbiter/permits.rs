@@ -25,9 +25,8 @@ pub(crate) enum TryAcquireError {
 
 /// A `Result<u64, TryAcquireError>` in one word, so that the out-of-line
 /// one-budget take ([`Arbiter::try_acquire_one_slow`]) returns it in a
-/// register, where the 16-byte enum came back through memory (the
-/// several-budget take's did not: measured both ways): a grant's stamp (tickets never reach `BUSY`), `BUSY` with the
-/// busy budget's index, or `CLOSED`.
+/// register rather than through memory: a grant's stamp (tickets never
+/// reach `BUSY`), `BUSY` with the busy budget's index, or `CLOSED`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Packed(u64);
 

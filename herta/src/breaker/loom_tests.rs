@@ -37,23 +37,30 @@ fn opened(probes: u16) -> Circuit {
     c
 }
 
+/// `n` threads passing `c` at 31 s, each counting itself in the count
+/// returned when it was admitted.
+fn racing_passes(c: &Arc<Circuit>, n: usize) -> (Arc<AtomicUsize>, Vec<thread::JoinHandle<()>>) {
+    let admitted = Arc::new(AtomicUsize::new(0));
+    let callers = (0..n)
+        .map(|_| {
+            let (c, admitted) = (Arc::clone(c), Arc::clone(&admitted));
+            thread::spawn(move || {
+                if c.pass_now(31 * S).is_ok() {
+                    admitted.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    (admitted, callers)
+}
+
 /// Three callers find the open period over at once: exactly one moves it
 /// to half-open and holds the one probe; the others are refused.
 #[test]
 fn racing_callers_reserve_exactly_the_probes() {
     bounded().check(|| {
         let c = Arc::new(opened(1));
-        let admitted = Arc::new(AtomicUsize::new(0));
-        let callers: Vec<_> = (0..3)
-            .map(|_| {
-                let (c, admitted) = (Arc::clone(&c), Arc::clone(&admitted));
-                thread::spawn(move || {
-                    if c.pass_now(31 * S).is_ok() {
-                        admitted.fetch_add(1, Ordering::SeqCst);
-                    }
-                })
-            })
-            .collect();
+        let (admitted, callers) = racing_passes(&c, 3);
         for caller in callers {
             caller.join().unwrap();
         }
@@ -111,17 +118,7 @@ fn checked_callers_reserve_exactly_the_probes_when_they_start() {
             assert!(c.admits_now(31 * S).is_ok());
         }
         assert_eq!(c.state(), BreakerState::Open, "a check reserves nothing");
-        let admitted = Arc::new(AtomicUsize::new(0));
-        let callers: Vec<_> = (0..2)
-            .map(|_| {
-                let (c, admitted) = (Arc::clone(&c), Arc::clone(&admitted));
-                thread::spawn(move || {
-                    if c.pass_now(31 * S).is_ok() {
-                        admitted.fetch_add(1, Ordering::SeqCst);
-                    }
-                })
-            })
-            .collect();
+        let (admitted, callers) = racing_passes(&c, 2);
         let checked = c.admits_now(31 * S).is_ok();
         let last = c.pass_now(31 * S).is_ok();
         for caller in callers {

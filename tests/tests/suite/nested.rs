@@ -284,6 +284,22 @@ mod would_deadlock {
         (task, release)
     }
 
+    /// Lets the other task's call finish, then checks that the nested call
+    /// it blocked succeeded, nothing was refused and nothing is held.
+    async fn released<E: std::fmt::Debug, T, F: std::fmt::Debug>(
+        rt: &Runtime,
+        release: &Notify,
+        nested: tokio::task::JoinHandle<Result<Nested, E>>,
+        other: tokio::task::JoinHandle<Result<T, F>>,
+    ) {
+        release.notify_one();
+        let nested = within(nested).await.unwrap().unwrap();
+        assert!(nested.is_ok(), "{nested:?}");
+        within(other).await.unwrap().unwrap();
+        assert_eq!(rt.stats().would_deadlock, 0);
+        assert!(all_free(rt));
+    }
+
     fn busy(err: &Error<Failure<String>>) -> &herta::Busy {
         match err {
             Error::WouldDeadlock { busy, .. } => busy,
@@ -419,12 +435,7 @@ mod would_deadlock {
             "report waits for the other task's units"
         );
         assert_eq!(rt.stats().resource("db").unwrap().waiting, 1);
-        release.notify_one();
-        let nested = within(nested).await.unwrap().unwrap();
-        assert!(nested.is_ok(), "{nested:?}");
-        within(other).await.unwrap().unwrap();
-        assert_eq!(rt.stats().would_deadlock, 0);
-        assert!(all_free(&rt));
+        released(&rt, &release, nested, other).await;
     }
 
     #[tokio::test(start_paused = true)]
@@ -443,12 +454,7 @@ mod would_deadlock {
             !nested.is_finished(),
             "the credit waits for the other task's key"
         );
-        release.notify_one();
-        let nested = within(nested).await.unwrap().unwrap();
-        assert!(nested.is_ok(), "{nested:?}");
-        within(other).await.unwrap().unwrap();
-        assert_eq!(rt.stats().would_deadlock, 0);
-        assert!(all_free(&rt));
+        released(&rt, &release, nested, other).await;
     }
 
     #[tokio::test(start_paused = true)]
