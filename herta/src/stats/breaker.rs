@@ -1,0 +1,21 @@
+//! [`BreakerStats`]: one circuit breaker's figures.
+
+/// One circuit breaker's figures, read now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BreakerStats {
+    /// The breaker's name.
+    pub name: &'static str,
+    /// Its state as last changed (an open breaker whose open period is
+    /// over turns half-open at the next call).
+    pub state: crate::BreakerState,
+    /// The failure rate of its window now, in percent (slow attempts
+    /// included).
+    pub failure_rate: u8,
+    /// The attempts its window holds now.
+    pub calls: u64,
+    /// Times it opened (from closed or half-open).
+    pub opened: u64,
+    /// Calls and retries it refused.
+    pub refused: u64,
+}
