@@ -1,9 +1,9 @@
 //! One runtime's state of one breaker: [`Circuit`].
 //!
 //! The state is one word (`word`): the state (2 bits), the epoch (30 bits,
-//! bumped by every transition), and in half-open the probes in flight and
-//! the probes that succeeded (16 bits each). Every change of the state is
-//! one compare-and-swap of that word, so:
+//! bumped by every transition), in half-open the probes in flight and the
+//! probes that succeeded (16 bits each), and in closed the [`JUDGE`] bit.
+//! Every change of the state is one compare-and-swap of that word, so:
 //!
 //! - an attempt's [`Ticket`] is the word it was admitted under (closed), or
 //!   its state and epoch (a probe); a result whose ticket is not the
@@ -20,11 +20,17 @@
 //! when the attempt starts, then (a success or a failure) a clock read,
 //! the word's load again and the window's add ([`Window`]: a success in
 //! the window's current period is a load of its cursor, a multiply, a
-//! compare and a relaxed add); only a failure evaluates the rates (out of
-//! line, under the transition lock, which only a move to open takes: it
-//! writes `open_until` before publishing the word, so a caller that sees
-//! the open word reads its end). The open refusal is the word's load, a clock read
-//! and a compare with `open_until`.
+//! compare and a relaxed add). The rates are judged (out of line, under the
+//! transition lock, which only a move to open takes: it writes `open_until`
+//! before publishing the word, so a caller that sees the open word reads
+//! its end) at every failure, and at the successes that could open it: the
+//! first of a bucket period (a bucket may have expired, raising a rate),
+//! and every success while the word holds [`JUDGE`] (the window has
+//! failures but fewer than `min_calls` attempts, so the success that
+//! reaches `min_calls` is judged: DESIGN §9.6). Any other success only
+//! lowers the rates, which were judged since the period began with
+//! `min_calls` attempts: it is not judged. The open refusal is the word's
+//! load, a clock read and a compare with `open_until`.
 //!
 //! Times are nanoseconds since the circuit was made (`tokio`'s clock, so a
 //! paused test clock drives it).
@@ -51,6 +57,13 @@ const EPOCH: u64 = 1 << 2;
 const IN_FLIGHT: u64 = 1 << 32;
 /// One probe that succeeded.
 const SUCCEEDED: u64 = 1 << 48;
+/// Closed only (where the probes' bits are unused): the window holds
+/// failures but fewer than `min_calls` attempts, so every success is
+/// judged until one reaches `min_calls`. A closed ticket's word never
+/// holds it, so a success under it fails the fast path's one compare of
+/// the word with its ticket and is counted out of line. Every transition
+/// writes a word without it.
+const JUDGE: u64 = 1 << 32;
 
 /// What one attempt did, as a breaker counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,7 +206,11 @@ impl Circuit {
         let word = self.word.load(Ordering::Acquire);
         if word & STATE == CLOSED {
             let started = if self.slow == u64::MAX { 0 } else { self.now() };
-            return Ok(Ticket { word, started });
+            // Without `JUDGE`: see `counted`.
+            return Ok(Ticket {
+                word: word & HEAD,
+                started,
+            });
         }
         self.pass_slow(word)
     }
@@ -246,7 +263,13 @@ impl Circuit {
     ) -> Result<(Ticket, Option<Transition>), Option<Duration>> {
         loop {
             let next = match word & STATE {
-                CLOSED => return Ok((Ticket { word, started: now }, None)),
+                CLOSED => {
+                    let ticket = Ticket {
+                        word: word & HEAD,
+                        started: now,
+                    };
+                    return Ok((ticket, None));
+                }
                 OPEN => {
                     let until = self.open_until.load(Ordering::Acquire);
                     if now < until {
@@ -308,18 +331,22 @@ impl Circuit {
 
     /// A closed attempt (`ticket`) that ended at `now`, `failed` or not,
     /// counted in the window if the breaker is still in the state and
-    /// epoch it started in; a failure (or a slow attempt) then evaluates
-    /// the rates. The transition it made, if any.
+    /// epoch it started in; the rates then judged if it may open the
+    /// breaker (see the module doc). The transition it made, if any.
     #[inline(always)]
     pub(crate) fn counted(&self, ticket: Ticket, failed: bool, now: u64) -> Option<Transition> {
         let slow = self.slow != u64::MAX && self.is_slow(ticket, now);
-        if !failed && !slow {
-            if self.word.load(Ordering::Acquire) != ticket.word {
-                return None;
-            }
-            if self.window.add_success(now, self.bucket.get()) {
-                return None;
-            }
+        // A success is counted here, unjudged, only if the word is its
+        // ticket's: closed, the same epoch, and without `JUDGE` (the
+        // ticket never holds it), so the check that the success may skip
+        // the judgement costs nothing more than the epoch's check. Any
+        // other success goes out of line, which drops a stale one.
+        if !failed
+            && !slow
+            && self.word.load(Ordering::Acquire) == ticket.word
+            && self.window.add_success(now, self.bucket.get())
+        {
+            return None;
         }
         self.counted_slow(ticket, failed, slow, now)
     }
@@ -332,9 +359,10 @@ impl Circuit {
         now.saturating_sub(ticket.started) >= self.slow
     }
 
-    /// [`counted`](Circuit::counted) of a failure, a slow attempt, or a
-    /// success the window's cursor could not take (the first of a
-    /// period): out of line.
+    /// [`counted`](Circuit::counted) of a failure, a slow attempt, a
+    /// success while the word holds [`JUDGE`], or a success the window's
+    /// cursor could not take (the first of a period): out of line, and
+    /// judged. A stale ticket's attempt counts nothing.
     #[cold]
     #[inline(never)]
     fn counted_slow(
@@ -344,30 +372,36 @@ impl Circuit {
         slow: bool,
         now: u64,
     ) -> Option<Transition> {
-        if self.word.load(Ordering::Acquire) != ticket.word {
+        if self.word.load(Ordering::Acquire) & HEAD != ticket.word {
             return None;
         }
         let period = now / self.bucket;
         self.window.add(period, failed, slow);
-        if failed || slow {
-            return self.failed(ticket, now);
-        }
-        None
+        self.judged(ticket, now)
     }
 
-    /// A failure counted while closed (under `ticket`): opens the breaker
-    /// if the window's rates reach a threshold (with at least `min_calls`).
+    /// An attempt counted while closed (under `ticket`): opens the breaker
+    /// if the window holds at least `min_calls` attempts and its rates
+    /// reach a threshold. Below `min_calls` with failures in the window,
+    /// sets [`JUDGE`] (so the success that reaches `min_calls` is judged);
+    /// at or above it, clears it.
     #[cold]
     #[inline(never)]
-    pub(crate) fn failed(&self, ticket: Ticket, now: u64) -> Option<Transition> {
+    pub(crate) fn judged(&self, ticket: Ticket, now: u64) -> Option<Transition> {
         let guard = lock(&self.transitions);
-        // Only this lock's holder changes a closed word.
+        // Only this lock's holder changes a closed word (a plain store).
         let word = self.word.load(Ordering::Acquire);
-        if word != ticket.word {
+        if word & HEAD != ticket.word {
             return None;
         }
         let counts = self.window.sum(now / self.bucket);
+        let judge = |on: bool| {
+            if (word & JUDGE != 0) != on {
+                self.word.store(word ^ JUDGE, Ordering::Release);
+            }
+        };
         if counts.calls < u64::from(self.breaker.min_calls()) {
+            judge(counts.failures > 0);
             return None;
         }
         let over = |part: u64, percent: u8| part * 100 >= u64::from(percent) * counts.calls;
@@ -376,6 +410,7 @@ impl Circuit {
             .slow_call()
             .is_some_and(|(_, rate)| over(counts.slow, rate));
         if !over(counts.failures, self.breaker.failure_rate()) && !slow_over {
+            judge(false);
             return None;
         }
         self.open_until

@@ -19,8 +19,10 @@ pub const MIN_BUCKET: Duration = Duration::from_millis(1);
 /// last `window` (in [`BUCKETS`] buckets that each expire on time): once it
 /// has seen at least `min_calls` attempts there and the failure rate (or,
 /// with [`with_slow_call`](Breaker::with_slow_call), the slow rate) reaches
-/// its threshold, it opens for `open_for`: every call naming it is refused
-/// with [`Error::Throttled`](crate::Error::Throttled)
+/// its threshold (judged at every attempt recorded, so a success can be the
+/// attempt that reaches `min_calls` and opens it), it opens for `open_for`:
+/// every call naming it is refused with
+/// [`Error::Throttled`](crate::Error::Throttled)
 /// ([`Busy::Breaker`](crate::Busy::Breaker), `retry_after` the time left
 /// open) before it queues for anything. Then `probes` attempts are let
 /// through: all succeed and it closes, any fails and it opens again.

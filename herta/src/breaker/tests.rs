@@ -62,13 +62,47 @@ fn opens_at_the_rate_not_below() {
     attempt(&c, S, false);
     attempt(&c, S, false);
     attempt(&c, S, true);
-    assert_eq!(attempt(&c, S, false), None, "a success never evaluates");
+    assert_eq!(attempt(&c, S, false), None, "1 failure of 4: 25 %");
     assert_eq!(c.state(), BreakerState::Closed);
     // 4 calls, 1 failure (25 %); then a failure: 2 of 5 (40 %).
     assert_eq!(attempt(&c, S, true), None);
     assert_eq!(c.state(), BreakerState::Closed);
     // 3 of 6: 50 %.
     assert!(attempt(&c, S, true).is_some());
+}
+
+#[test]
+fn a_success_that_reaches_min_calls_opens_it() {
+    // DESIGN §9.6: in one bucket period (the successes past the period's
+    // first take the window's cursor), the success that makes 4 is judged.
+    let c = circuit();
+    attempt(&c, S, true);
+    attempt(&c, S, true);
+    assert_eq!(attempt(&c, S, false), None, "3 calls: no verdict");
+    let moved = attempt(&c, S, false).expect("2 failures of 4: 50 %");
+    assert_eq!(
+        (
+            moved.from,
+            moved.to,
+            moved.counts.calls,
+            moved.counts.failures
+        ),
+        (BreakerState::Closed, BreakerState::Open, 4, 2)
+    );
+}
+
+#[test]
+fn a_success_after_a_bucket_expired_is_judged() {
+    let c = circuit();
+    for _ in 0..4 {
+        attempt(&c, 0, false);
+    }
+    attempt(&c, 5 * S, true);
+    assert_eq!(attempt(&c, 5 * S, true), None, "2 failures of 6: 33 %");
+    // At 10 s the successes of 0 s leave the window: 3 calls, then 4.
+    assert_eq!(attempt(&c, 10 * S, false), None);
+    let moved = attempt(&c, 10 * S, false).expect("2 failures of 4: 50 %");
+    assert_eq!((moved.counts.calls, moved.counts.failures), (4, 2));
 }
 
 #[test]

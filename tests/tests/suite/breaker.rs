@@ -25,6 +25,11 @@ herta::breakers! {
     /// Slow attempts (100 ms or more) open it when half are slow.
     pub SLOW: "slow" = breaker(failure_rate = 100, min_calls = 2, slow_call = "100ms",
                                slow_rate = 50);
+    /// 50 % of at least 3 attempts in 10 s (the default window).
+    pub THIRD: "third" = breaker(failure_rate = 50, min_calls = 3);
+    /// Half slow of at least 3 attempts (failures alone never open it).
+    pub SLOW_THIRD: "slow-third" = breaker(failure_rate = 100, min_calls = 3,
+                                           slow_call = "100ms", slow_rate = 50);
 }
 
 #[derive(Debug, thiserror::Error, herta::Classify)]
@@ -153,6 +158,16 @@ async fn search(up: Arc<Upstream>) -> Result<(), UpError> {
     up.answer().await
 }
 
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = THIRD)]
+async fn thirds(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1), breaker = SLOW_THIRD)]
+async fn slow_thirds(up: Arc<Upstream>) -> Result<(), UpError> {
+    up.answer().await
+}
+
 #[herta::operation(effect = Idempotent, resources("slots" = 1))]
 async fn plain(up: Arc<Upstream>) -> Result<(), UpError> {
     up.answer().await
@@ -163,6 +178,8 @@ fn runtime() -> Runtime {
         .resource(herta::Resource::new("slots", 8))
         .breaker(UP)
         .breaker(SLOW)
+        .breaker(THIRD)
+        .breaker(SLOW_THIRD)
         .build()
         .unwrap()
 }
@@ -537,6 +554,65 @@ async fn slow_attempts_open_a_breaker_with_slow_call() {
     op.call(up.clone()).await.unwrap();
     let b = rt.stats().breaker("slow").cloned().unwrap();
     assert_eq!(b.state, BreakerState::Open, "1 slow of 2: 50 %");
+}
+
+/// Asserts `err` is `breaker`'s refusal (open).
+fn assert_open_refusal(err: &Error<UpError>, name: &'static str) {
+    match err {
+        Error::Throttled { busy, .. } => assert_eq!(busy, &Busy::Breaker { breaker: name }),
+        other => panic!("expected the breaker's refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_success_that_reaches_min_calls_opens_it() {
+    // DESIGN §9.6 (opossum #276): the rate is judged at every attempt
+    // recorded once the window holds `min_calls`, a success included.
+    let rt = runtime();
+    let up = Upstream::new(Mode::Transient);
+    let op = Thirds::bind(&rt).unwrap();
+    op.call(up.clone()).await.unwrap_err();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    op.call(up.clone()).await.unwrap_err();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(
+        rt.stats().breaker("third").unwrap().state,
+        BreakerState::Closed,
+        "no verdict before 3 calls"
+    );
+    up.set(Mode::Ok);
+    op.call(up.clone()).await.unwrap();
+    let hits = up.hits();
+    let err = op.call(up.clone()).await.unwrap_err();
+    assert_open_refusal(&err, "third");
+    assert_eq!(up.hits(), hits, "the upstream was not reached");
+    let b = rt.stats().breaker("third").cloned().unwrap();
+    assert_eq!(
+        (b.state, b.opened, b.calls, b.failure_rate),
+        (BreakerState::Open, 1, 3, 66),
+        "2 failures of 3: 67 %"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fast_success_that_reaches_min_calls_opens_it_on_the_slow_rate() {
+    let rt = runtime();
+    let up = Upstream::new(Mode::Slow);
+    let op = SlowThirds::bind(&rt).unwrap();
+    op.call(up.clone()).await.unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    op.call(up.clone()).await.unwrap();
+    tokio::time::advance(Duration::from_secs(1)).await;
+    up.set(Mode::Ok);
+    op.call(up.clone()).await.unwrap();
+    let err = op.call(up.clone()).await.unwrap_err();
+    assert_open_refusal(&err, "slow-third");
+    let b = rt.stats().breaker("slow-third").cloned().unwrap();
+    assert_eq!(
+        (b.state, b.opened, b.calls),
+        (BreakerState::Open, 1, 3),
+        "2 slow of 3"
+    );
 }
 
 #[test]
