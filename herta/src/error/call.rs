@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::Busy;
+use super::busy::Busy;
 use crate::outcome::Outcome;
 
 /// Why a call of an operation did not return the handler's value.

@@ -5,7 +5,9 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{OperationStats, ResourceStats, Stats};
+use super::budget::ResourceStats;
+use super::operation::OperationStats;
+use super::runtime::Stats;
 use crate::kinds::{Ending, StoppedAt};
 
 /// Shards of one operation's counters (a power of two).
