@@ -27,7 +27,7 @@
 //! first of a bucket period (a bucket may have expired, raising a rate),
 //! and every success while the word holds [`JUDGE`] (the window has
 //! failures but fewer than `min_calls` attempts, so the success that
-//! reaches `min_calls` is judged: DESIGN §9.6). Any other success only
+//! reaches `min_calls` is judged, and can open the breaker). Any other success only
 //! lowers the rates, which were judged since the period began with
 //! `min_calls` attempts: it is not judged. The open refusal is the word's
 //! load, a clock read and a compare with `open_until`.

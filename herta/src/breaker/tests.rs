@@ -73,7 +73,7 @@ fn opens_at_the_rate_not_below() {
 
 #[test]
 fn a_success_that_reaches_min_calls_opens_it() {
-    // DESIGN §9.6: in one bucket period (the successes past the period's
+    // A success can open the breaker: in one bucket period (the successes past the period's
     // first take the window's cursor), the success that makes 4 is judged.
     let c = circuit();
     attempt(&c, S, true);
