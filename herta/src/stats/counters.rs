@@ -9,6 +9,7 @@ use super::budget::ResourceStats;
 use super::operation::OperationStats;
 use super::runtime::Stats;
 use crate::kinds::{Ending, StoppedAt};
+use crate::outcome::Outcome;
 
 /// Shards of one operation's counters (a power of two).
 const SHARDS: usize = 8;
@@ -100,6 +101,9 @@ impl Counters {
     pub(crate) fn of(&self, ending: Ending<'_>) -> &AtomicU64 {
         match ending {
             Ending::Succeeded => &self.succeeded,
+            // The handler's own `Throttled` on the last attempt counts as
+            // throttled, as its metrics label does (one mapping: `label`).
+            Ending::Failed(Outcome::Throttled) => &self.throttled,
             Ending::Failed(_) => &self.failed,
             Ending::Throttled(_) => &self.throttled,
             Ending::Stopping(StoppedAt::Admission) => &self.refused_stopping,

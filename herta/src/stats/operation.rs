@@ -18,11 +18,13 @@ pub struct OperationStats {
     pub refused_stopping: u64,
     /// Admitted calls that returned the handler's value.
     pub succeeded: u64,
-    /// Admitted calls whose last attempt failed or ran past its timeout.
+    /// Admitted calls whose last attempt failed or ran past its timeout,
+    /// except one whose handler error is classified `Throttled`.
     pub failed: u64,
     /// Admitted calls that found their key or a budget busy
     /// (`Error::Throttled`); they ran nothing, except a retry that could not
-    /// take its budgets back after a backoff sleep.
+    /// take its budgets back after a backoff sleep; and calls whose last
+    /// attempt's handler error is classified `Throttled`.
     pub throttled: u64,
     /// Admitted calls withdrawn by shutdown while waiting.
     pub stopped_waiting: u64,

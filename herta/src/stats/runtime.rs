@@ -37,14 +37,17 @@ pub struct Stats {
     /// Admitted calls that returned the handler's value.
     pub succeeded: u64,
     /// Admitted calls whose last attempt failed or ran past its timeout
-    /// (`Error::Failed`, `Error::TimedOut`).
+    /// (`Error::Failed`, `Error::TimedOut`), except one whose handler error
+    /// is classified `Throttled` (counted in `throttled`).
     pub failed: u64,
     /// Admitted calls that found their key or a budget busy
     /// (`Error::Throttled`): admission `Reject`, a `Wait` call whose
     /// `max_wait` ran out, or one that found a budget's queue full. They ran
     /// nothing, except a retry that could not take its budgets back after a
     /// backoff sleep (its attempts are counted in `started`; see
-    /// `Error::Throttled`).
+    /// `Error::Throttled`). Also calls whose last attempt's handler error is
+    /// classified `Throttled` (`Error::Failed` with that outcome: the
+    /// dependency pushed back), as the `throttled` metrics label counts them.
     pub throttled: u64,
     /// Admitted calls withdrawn by shutdown while waiting for their key or
     /// budgets (`Error::Stopping`); they ran nothing.

@@ -405,3 +405,49 @@ async fn a_rate_budget_exports_the_units_left_after_each_grant() {
     assert_eq!(seen.value("herta_budget_capacity", &["resource=api"]), 3.0);
     assert_eq!(rt.stats().resource("api").unwrap().available, 1);
 }
+
+#[herta::operation(effect = Idempotent, resources("slots" = 1))]
+async fn upstream(throttle: bool) -> Result<(), Failure<String>> {
+    if throttle {
+        Err(Failure::throttled("429".to_owned()))
+    } else {
+        Err(Failure::permanent("400".to_owned()))
+    }
+}
+
+/// A dependency's own `Throttled` on the last attempt is `Error::Failed`
+/// with that outcome for the caller, and `throttled` in both the metrics and
+/// the stats (one mapping), never `failed` in one and `throttled` in the other.
+#[tokio::test(start_paused = true)]
+async fn a_handlers_throttled_counts_as_throttled_in_metrics_and_stats() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let (rt, upstream) = metrics::with_local_recorder(&recorder, || {
+        let rt = Runtime::builder()
+            .resource(Resource::new("slots", 1))
+            .build()
+            .unwrap();
+        let upstream = Upstream::bind(&rt).unwrap();
+        (rt, upstream)
+    });
+    for throttle in [true, true, true, false] {
+        let err = upstream.call(throttle).await.unwrap_err();
+        assert!(matches!(err, Error::Failed { .. }), "{err:?}");
+    }
+    let mut seen = Seen::default();
+    seen.read(&snapshotter);
+    let label = |outcome: &str| {
+        seen.value(
+            "herta_calls_total",
+            &["operation=upstream", &format!("outcome={outcome}")],
+        ) as u64
+    };
+    let stats = rt.stats();
+    let op = stats.operation("upstream").unwrap();
+    assert_eq!(
+        (label("throttled"), op.throttled, stats.throttled),
+        (3, 3, 3)
+    );
+    assert_eq!((label("permanent"), op.failed, stats.failed), (1, 1, 1));
+    assert_eq!(label("throttled") + label("permanent"), op.admitted);
+}

@@ -774,7 +774,17 @@ fn check_stats(
     let count = |f: &dyn Fn(&Seen) -> bool| seen.iter().filter(|(x, _)| f(x)).count() as u64;
     let cancelled = count(&|x| matches!(x, Seen::Cancelled));
     let panicked = count(&|x| matches!(x, Seen::Panicked(_)));
-    let throttled = count(&|x| matches!(x, Seen::Returned(Err(Error::Throttled { .. }))));
+    // A handler's own `Throttled` on the last attempt counts as throttled too.
+    let throttled = count(&|x| {
+        matches!(
+            x,
+            Seen::Returned(Err(Error::Throttled { .. }
+                | Error::Failed {
+                    outcome: Outcome::Throttled,
+                    ..
+                }))
+        )
+    });
     let stopping = count(&|x| matches!(x, Seen::Returned(Err(Error::Stopping { .. }))));
     let started = m.attempts.iter().filter(|a| !a.is_empty()).count() as u64;
     let retried: u64 = m
