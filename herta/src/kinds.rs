@@ -122,7 +122,6 @@ const _: () = {
 
 impl Ending<'_> {
     /// How this ending is said in one word.
-    #[cfg_attr(not(any(feature = "tracing", feature = "metrics")), allow(dead_code))]
     #[inline]
     pub(crate) fn label(self) -> Label {
         match self {

@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::budget::ResourceStats;
 use super::operation::OperationStats;
 use super::runtime::Stats;
-use crate::kinds::{Ending, StoppedAt};
-use crate::outcome::Outcome;
+use crate::kinds::{Ending, Label, StoppedAt};
 
 /// Shards of one operation's counters (a power of two).
 const SHARDS: usize = 8;
@@ -99,19 +98,21 @@ impl Counters {
     /// The counter a call that ended so is counted in.
     #[inline(always)]
     pub(crate) fn of(&self, ending: Ending<'_>) -> &AtomicU64 {
-        match ending {
-            Ending::Succeeded => &self.succeeded,
-            // The handler's own `Throttled` on the last attempt counts as
-            // throttled, as its metrics label does (one mapping: `label`).
-            Ending::Failed(Outcome::Throttled) => &self.throttled,
-            Ending::Failed(_) => &self.failed,
-            Ending::Throttled(_) => &self.throttled,
-            Ending::Stopping(StoppedAt::Admission) => &self.refused_stopping,
-            Ending::Stopping(StoppedAt::Key | StoppedAt::Budgets) => &self.stopped_waiting,
-            Ending::DeadlineExceeded { .. } => &self.deadline_exceeded,
-            Ending::WouldDeadlock(_) => &self.would_deadlock,
-            Ending::Cancelled => &self.cancelled,
-            Ending::Panicked { .. } => &self.panicked,
+        // The metrics' outcome label picks the counter (one mapping for
+        // both, so a handler's own `Throttled` is throttled in each); only
+        // `Stopping` splits by where the call stopped.
+        match ending.label() {
+            Label::Success => &self.succeeded,
+            Label::Transient | Label::Uncertain | Label::Permanent => &self.failed,
+            Label::Throttled => &self.throttled,
+            Label::Stopping => match ending {
+                Ending::Stopping(StoppedAt::Admission) => &self.refused_stopping,
+                _ => &self.stopped_waiting,
+            },
+            Label::Deadline => &self.deadline_exceeded,
+            Label::WouldDeadlock => &self.would_deadlock,
+            Label::Cancelled => &self.cancelled,
+            Label::Panicked => &self.panicked,
         }
     }
 
