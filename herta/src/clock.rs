@@ -75,6 +75,14 @@ impl Clock {
     pub(crate) fn instant_at(&self, ns: u64) -> Instant {
         self.zero + Duration::from_nanos(ns).min(FAR)
     }
+
+    /// The instant `ns` after the zero if it is within 30 years of it (a
+    /// timer's range); `None` beyond, where [`instant_at`](Self::instant_at)
+    /// would answer the range's end, too early.
+    pub(crate) fn instant_within(&self, ns: u64) -> Option<Instant> {
+        let span = Duration::from_nanos(ns);
+        (span <= FAR).then(|| self.zero + span)
+    }
 }
 
 /// What an `Instant`'s `Hash` writes: its seconds (a 64-bit integer) and
