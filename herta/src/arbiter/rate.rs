@@ -60,7 +60,11 @@
 //! to the bucket), which grants the head if it can be granted, and names
 //! the next head, waking it so that it arms its own timer. A head that
 //! leaves (granted, cancelled, expired) is replaced by the pass its leaving
-//! runs.
+//! runs. A head polled once its units exist already (woken late) arms no
+//! timer: it runs the pass itself, as of the instant they came to exist,
+//! which grants it or names the next head; otherwise nobody would time the
+//! next units and the queue would sleep over a full bucket. A head whose
+//! units are more than 30 years off (or never exist) arms no timer.
 
 use std::time::Duration;
 
