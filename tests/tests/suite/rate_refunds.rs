@@ -75,3 +75,42 @@ fn waiters_on_a_rate_budget_contended_by_rejecters_all_finish() {
         assert_eq!(api.waiting, 0);
     });
 }
+
+#[herta::operation(effect = Idempotent, resources("eon" = 1))]
+async fn eon_wait() -> Result<(), Failure<String>> {
+    Ok(())
+}
+
+#[herta::operation(effect = Idempotent, admission = Reject, resources("eon" = 1))]
+async fn eon_reject() -> Result<(), Failure<String>> {
+    Ok(())
+}
+
+/// One unit per 10^10 s (three centuries): once drawn, a `Wait` call under
+/// a 30-year deadline ends `DeadlineExceeded` at once (its unit exists
+/// long after), and a `Reject` call is throttled; nothing sleeps or spins.
+#[tokio::test(start_paused = true)]
+async fn a_unit_centuries_away_fails_a_30_year_deadline_at_once() {
+    let rt = Runtime::builder()
+        .resource(Resource::rate("eon", 1, Duration::from_secs(10_000_000_000)).unwrap())
+        .build()
+        .unwrap();
+    EonReject::bind(&rt).unwrap().call().await.unwrap();
+    let start = tokio::time::Instant::now();
+    let thirty_years = start + Duration::from_secs(86_400 * 365 * 30);
+    let wait = EonWait::bind(&rt).unwrap();
+    let ended = tokio::time::timeout(
+        Duration::from_secs(1),
+        herta::deadline(thirty_years, wait.call()),
+    )
+    .await
+    .expect("ends at once, not after a sleep");
+    assert!(
+        matches!(ended, Err(herta::Error::DeadlineExceeded { .. })),
+        "{ended:?}"
+    );
+    assert_eq!(tokio::time::Instant::now(), start, "no time passed");
+    let err = EonReject::bind(&rt).unwrap().call().await.unwrap_err();
+    assert!(matches!(err, herta::Error::Throttled { .. }));
+    assert_eq!(rt.stats().resource("eon").unwrap().waiting, 0);
+}
