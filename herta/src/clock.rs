@@ -72,6 +72,7 @@ impl Clock {
 
     /// The instant `ns` after the zero, at most 30 years after it (for a
     /// timer: a later one would never fire in a process's life anyway).
+    #[cfg(test)]
     pub(crate) fn instant_at(&self, ns: u64) -> Instant {
         self.zero + Duration::from_nanos(ns).min(FAR)
     }
