@@ -80,7 +80,7 @@ impl Spec<'_> {
             .zip(&self.resources)
             .map(|(name, r)| {
                 let units = r.units;
-                let constant = constant_as_written(&r.key);
+                let constant = constant_as_written(r.key);
                 quote!(::herta::ResourceUse::__new(#name, #units, #constant))
             });
         let (retry_on, max) = match &self.retry {
