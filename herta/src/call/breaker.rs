@@ -38,7 +38,7 @@ use super::key::{self, Queued};
 use super::waiting::Limits;
 pub(crate) use crate::breaker::circuit::Verdict;
 use crate::breaker::circuit::{Circuit, Ticket};
-use crate::error::Busy;
+use crate::error::{Busy, Throttle};
 use crate::outcome::Admission;
 use crate::outcome::Outcome;
 
@@ -238,6 +238,7 @@ impl Stage for WithBreaker {
 #[inline(never)]
 fn refusal(circuit: &Circuit, retry_after: Option<Duration>) -> Refusal {
     Refusal::Throttled {
+        throttle: Throttle::BreakerOpen,
         busy: Busy::Breaker {
             breaker: circuit.breaker.name(),
         },

@@ -12,7 +12,7 @@ use std::any::Any;
 use std::time::Duration;
 
 use crate::contract::Contract;
-use crate::error::{Busy, Error};
+use crate::error::{Busy, Error, Throttle};
 use crate::error::{ErrorSource, SourceOf};
 use crate::events::{Event, Events};
 use crate::kinds::{Ending, StoppedAt};
@@ -27,6 +27,8 @@ pub(crate) enum Refusal {
     /// A `Reject` call found its key or a budget busy; or a `Wait` call's
     /// `max_wait` ran out (naming what it waited for), or a queue was full.
     Throttled {
+        /// Which limit refused it.
+        throttle: Throttle,
         /// What was busy.
         busy: Busy,
         /// How long until it can admit the call, when known.
@@ -41,10 +43,11 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    /// Throttled on `busy`, with no known time until it frees (a
-    /// concurrency budget, a key).
-    pub(crate) fn throttled(busy: Busy) -> Refusal {
+    /// Throttled by `throttle` on `busy`, with no known time until it
+    /// frees (a concurrency budget, a key).
+    pub(crate) fn throttled(throttle: Throttle, busy: Busy) -> Refusal {
         Refusal::Throttled {
+            throttle,
             busy,
             retry_after: None,
         }
@@ -103,7 +106,9 @@ impl<E> End<E> {
     pub(crate) fn ending(&self) -> Ending<'_> {
         match self {
             End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Ending::Failed(*outcome),
-            End::Refused(Refusal::Throttled { busy, .. }) => Ending::Throttled(busy),
+            End::Refused(Refusal::Throttled { throttle, busy, .. }) => {
+                Ending::Throttled(busy, *throttle)
+            }
             End::Refused(Refusal::Stopping(at)) => Ending::Stopping(*at),
             End::Refused(Refusal::WouldDeadlock(busy)) => Ending::WouldDeadlock(busy),
             End::Refused(Refusal::DeadlineExceeded) => Ending::DeadlineExceeded {
@@ -195,7 +200,12 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
         },
         End::Panicked { panic, .. } => std::panic::resume_unwind(panic),
         End::Refused(Refusal::Stopping(_)) => Error::Stopping { operation },
-        End::Refused(Refusal::Throttled { busy, retry_after }) => Error::Throttled {
+        End::Refused(Refusal::Throttled {
+            throttle,
+            busy,
+            retry_after,
+        }) => Error::Throttled {
+            throttle,
             operation,
             busy,
             retry_after,

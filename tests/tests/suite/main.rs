@@ -39,3 +39,4 @@ mod service;
 mod shutdown;
 mod state;
 mod stats;
+mod throttle;
