@@ -149,7 +149,7 @@ impl Ending<'_> {
     /// Which limit throttled the call, when its label is `Throttled`: its
     /// refusal's, or `Dependency` for a handler's own `Throttled`.
     #[inline]
-    #[cfg_attr(not(any(feature = "tracing", feature = "metrics")), allow(dead_code))]
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub(crate) fn throttle(self) -> Option<Throttle> {
         match self {
             Ending::Throttled(_, throttle) => Some(throttle),

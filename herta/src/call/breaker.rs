@@ -33,7 +33,7 @@ use std::time::Duration;
 use super::admit::Held;
 use super::backoff::Interrupted;
 use super::bound::BoundInner;
-use super::ended::{End, Refusal};
+use super::ended::{End, Refusal, RetryAfter};
 use super::key::{self, Queued};
 use super::waiting::Limits;
 pub(crate) use crate::breaker::circuit::Verdict;
@@ -242,7 +242,7 @@ fn refusal(circuit: &Circuit, retry_after: Option<Duration>) -> Refusal {
         busy: Busy::Breaker {
             breaker: circuit.breaker.name(),
         },
-        retry_after,
+        retry_after: RetryAfter::new(retry_after),
     }
 }
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::chain::{Wants, Watch};
-use super::ended::Refusal;
+use super::ended::{Refusal, RetryAfter};
 use super::waiting::{self, Limits};
 use crate::arbiter::{Acquire, AcquireError, Need, Needs, Permit, TryAcquireError};
 use crate::error::{Busy, Throttle};
@@ -78,8 +78,9 @@ pub(crate) fn contended<'a, 'e, 'l>(
                         resource: rt.resources[short].name(),
                     });
                     if let Refusal::Throttled { retry_after, .. } = &mut refusal {
-                        *retry_after =
-                            Some(ready.saturating_duration_since(tokio::time::Instant::now()));
+                        *retry_after = RetryAfter::new(Some(
+                            ready.saturating_duration_since(tokio::time::Instant::now()),
+                        ));
                     }
                     return Err(refusal);
                 }
@@ -102,7 +103,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
                     resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
                 });
                 if let Refusal::Throttled { retry_after, .. } = &mut refusal {
-                    *retry_after = rt.arbiter.rate_retry_after(needs);
+                    *retry_after = RetryAfter::new(rt.arbiter.rate_retry_after(needs));
                 }
                 Err(refusal)
             }
@@ -178,7 +179,7 @@ fn refused(rt: &Inner, needs: &Needs, index: usize, throttle: Throttle) -> Refus
         busy: Busy::Resource {
             resource: rt.resources[index].name(),
         },
-        retry_after: rt.arbiter.rate_retry_after(needs),
+        retry_after: RetryAfter::new(rt.arbiter.rate_retry_after(needs)),
     }
 }
 

@@ -32,7 +32,7 @@ pub(crate) enum Refusal {
         /// What was busy.
         busy: Busy,
         /// How long until it can admit the call, when known.
-        retry_after: Option<Duration>,
+        retry_after: RetryAfter,
     },
     /// The call's deadline passed before its first attempt.
     DeadlineExceeded,
@@ -49,8 +49,35 @@ impl Refusal {
         Refusal::Throttled {
             throttle,
             busy,
-            retry_after: None,
+            retry_after: RetryAfter::UNKNOWN,
         }
+    }
+}
+
+/// A refusal's `retry_after` in whole nanoseconds, `u64::MAX` when unknown
+/// (a longer wait, some 584 years, saturates one below): eight bytes where
+/// an `Option<Duration>` takes sixteen, so that a [`Refusal`], which every
+/// call's result makes room for, is no larger for carrying its
+/// [`Throttle`] beside its [`Busy`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetryAfter(u64);
+
+impl RetryAfter {
+    /// No known time.
+    pub(crate) const UNKNOWN: RetryAfter = RetryAfter(u64::MAX);
+
+    /// `after`, or unknown.
+    pub(crate) fn new(after: Option<Duration>) -> Self {
+        after.map_or(Self::UNKNOWN, |after| {
+            RetryAfter(
+                u64::try_from(after.as_nanos()).map_or(u64::MAX - 1, |n| n.min(u64::MAX - 1)),
+            )
+        })
+    }
+
+    /// The wait, when known.
+    pub(crate) fn get(self) -> Option<Duration> {
+        (self.0 != u64::MAX).then(|| Duration::from_nanos(self.0))
     }
 }
 
@@ -208,7 +235,7 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
             throttle,
             operation,
             busy,
-            retry_after,
+            retry_after: retry_after.get(),
         },
         End::Refused(Refusal::WouldDeadlock(busy)) => Error::WouldDeadlock { operation, busy },
         End::Refused(Refusal::DeadlineExceeded) => Error::DeadlineExceeded {
@@ -221,5 +248,31 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
             attempts,
             outcome,
         },
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every call's result makes room for a `Refusal`: its throttle and
+    /// its `retry_after` fit in the two words beside its `Busy`.
+    #[test]
+    fn a_refusal_is_its_busy_and_two_words() {
+        assert!(std::mem::size_of::<Refusal>() <= std::mem::size_of::<Busy>() + 16);
+    }
+
+    #[test]
+    fn retry_after_keeps_what_it_is_given() {
+        assert_eq!(RetryAfter::new(None).get(), None);
+        assert_eq!(RetryAfter::UNKNOWN.get(), None);
+        for after in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_secs(30),
+        ] {
+            assert_eq!(RetryAfter::new(Some(after)).get(), Some(after));
+        }
+        let saturated = RetryAfter::new(Some(Duration::MAX)).get();
+        assert_eq!(saturated, Some(Duration::from_nanos(u64::MAX - 1)));
     }
 }

@@ -55,6 +55,7 @@ pub enum Error<E> {
     /// busy, `max_wait` — counted from admission — runs out, a queue is
     /// full) it ends `Throttled` after attempts that did run (see [failure semantics](crate::guide::failure_semantics);
     /// `attempts()` still reads 0, and the attempts' own error is not kept).
+    /// `throttle` says which of these limits refused it.
     Throttled {
         /// Which limit refused the call: `NoRoom` or `Rate` (`Reject`),
         /// `QueueFull`, `MaxWait`, `BreakerOpen` (never `Dependency`: that

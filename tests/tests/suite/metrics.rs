@@ -186,9 +186,10 @@ async fn a_scripted_run_exports_each_outcome_by_operation_never_by_key() {
         let labels = [FETCH, "outcome=throttled", throttle.as_str()];
         assert_eq!(seen.value("herta_calls_total", &labels), 0.0, "{throttle}");
     }
-    assert!(!seen
-        .scalars
-        .contains_key(&Seen::id("herta_calls_total", &[FETCH, "outcome=throttled"])));
+    assert!(!seen.scalars.contains_key(&Seen::id(
+        "herta_calls_total",
+        &[FETCH, "outcome=throttled"]
+    )));
     assert_eq!(
         seen.value(
             "herta_calls_total",
@@ -441,7 +442,10 @@ async fn a_handlers_throttled_counts_as_throttled_in_metrics_and_stats() {
     let mut seen = Seen::default();
     seen.read(&snapshotter);
     let label = |outcome: &str| {
-        let mut labels = vec!["operation=upstream".to_owned(), format!("outcome={outcome}")];
+        let mut labels = vec![
+            "operation=upstream".to_owned(),
+            format!("outcome={outcome}"),
+        ];
         if outcome == "throttled" {
             // The handler's own `Throttled`: the dependency pushed back.
             labels.push("throttle=dependency".to_owned());

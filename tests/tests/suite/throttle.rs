@@ -147,7 +147,11 @@ fn assert_throttled<E: std::fmt::Debug>(err: &Error<E>, throttle: Throttle, busy
     assert_eq!(err.outcome(), Outcome::Throttled);
     assert_eq!(err.throttle(), Some(throttle), "{err:?}");
     match err {
-        Error::Throttled { throttle: t, busy: b, .. } => {
+        Error::Throttled {
+            throttle: t,
+            busy: b,
+            ..
+        } => {
             assert_eq!((t, b), (&throttle, busy));
         }
         other => panic!("expected Throttled, got {other:?}"),
@@ -207,18 +211,44 @@ async fn each_limit_is_its_own_reason_in_the_error_and_the_metric() {
         assert_eq!(err.throttle(), None, "{err:?}");
     }
     let err = within(ops.flaky.call()).await.unwrap_err();
-    assert_throttled(&err, Throttle::BreakerOpen, &Busy::Breaker { breaker: "flaky" });
-    assert_eq!(throttled(&snapshotter, "flaky"), [("breaker_open".into(), 1)]);
+    assert_throttled(
+        &err,
+        Throttle::BreakerOpen,
+        &Busy::Breaker { breaker: "flaky" },
+    );
+    assert_eq!(
+        throttled(&snapshotter, "flaky"),
+        [("breaker_open".into(), 1)]
+    );
 
     // The dependency pushed back: `Failed`, throttled by the dependency.
     let err = within(ops.pushed_back.call()).await.unwrap_err();
-    assert!(matches!(err, Error::Failed { outcome: Outcome::Throttled, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Failed {
+                outcome: Outcome::Throttled,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(err.throttle(), Some(Throttle::Dependency));
-    assert_eq!(throttled(&snapshotter, "pushed_back"), [("dependency".into(), 1)]);
+    assert_eq!(
+        throttled(&snapshotter, "pushed_back"),
+        [("dependency".into(), 1)]
+    );
 
     // Every operation's throttled calls sum into its `throttled` counter.
     let stats = rt.stats();
-    for op in ["reject", "brief", "wait", "rate_call", "flaky", "pushed_back"] {
+    for op in [
+        "reject",
+        "brief",
+        "wait",
+        "rate_call",
+        "flaky",
+        "pushed_back",
+    ] {
         assert_eq!(stats.operation(op).unwrap().throttled, 1, "{op}");
     }
 }
@@ -242,7 +272,10 @@ async fn a_busy_key_under_reject_is_no_room() {
         value: None,
     };
     assert_throttled(&err, Throttle::NoRoom, &key);
-    assert_eq!(throttled(&snapshotter, "reject_keyed"), [("no_room".into(), 1)]);
+    assert_eq!(
+        throttled(&snapshotter, "reject_keyed"),
+        [("no_room".into(), 1)]
+    );
     probe.open(1);
     within(first).await.unwrap().unwrap();
 }
@@ -252,6 +285,13 @@ fn labels_are_stable_snake_case_words_one_per_reason() {
     let labels: Vec<&str> = Throttle::ALL.iter().map(|t| t.label()).collect();
     assert_eq!(
         labels,
-        ["no_room", "rate", "queue_full", "max_wait", "breaker_open", "dependency"]
+        [
+            "no_room",
+            "rate",
+            "queue_full",
+            "max_wait",
+            "breaker_open",
+            "dependency"
+        ]
     );
 }
