@@ -120,7 +120,18 @@ async fn metrics_are_scraped_under_load_and_match_the_responses() {
             sample(&text, "herta_calls_total", &[&op, &outcome])
         };
         assert_eq!(calls("charge", "success"), Some(2.0));
-        assert_eq!(calls("charge", "throttled"), Some(shed as f64));
+        // `charge` is `Reject`: its shed calls found no room, and are counted
+        // under that reason.
+        let no_room = sample(
+            &text,
+            "herta_calls_total",
+            &[
+                "operation=\"charge\"",
+                "outcome=\"throttled\"",
+                "throttle=\"no_room\"",
+            ],
+        );
+        assert_eq!(no_room, Some(shed as f64));
         assert_eq!(calls("render", "success"), Some(1.0));
         assert_eq!(calls("replace_catalogue", "success"), Some(1.0));
         let op = |name: &str| format!("operation=\"{name}\"");

@@ -186,8 +186,8 @@ impl Events<'_> {
                 metric!(self, m => m.ended(ending));
                 match ending {
                     Ending::Succeeded | Ending::Failed(_) => {}
-                    Ending::Throttled(busy) => {
-                        traced!(trace::throttled(busy));
+                    Ending::Throttled(busy, throttle) => {
+                        traced!(trace::throttled(busy, throttle));
                     }
                     Ending::Stopping(at) => {
                         traced!(trace::stopping(at));

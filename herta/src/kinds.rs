@@ -8,7 +8,7 @@
 //! it (its label here, its counter in `stats::Counters::of`, its tracing
 //! event in `Events::emit`, its metric through its label).
 
-use crate::error::Busy;
+use crate::error::{Busy, Throttle};
 use crate::outcome::Outcome;
 
 /// How a call ended: what the operation's counters, the span's `outcome`,
@@ -21,8 +21,9 @@ pub(crate) enum Ending<'a> {
     /// (normalized) outcome.
     Failed(Outcome),
     /// `busy` was busy: a `Reject` call found it so, a `Wait` call's
-    /// `max_wait` ran out waiting for it, or its queue was full.
-    Throttled(&'a Busy),
+    /// `max_wait` ran out waiting for it, or its queue was full; the
+    /// [`Throttle`] says which.
+    Throttled(&'a Busy, Throttle),
     /// The runtime is stopping: the call was refused, or withdrawn from a
     /// wait, here.
     Stopping(StoppedAt),
@@ -134,12 +135,26 @@ impl Ending<'_> {
                 // `Permanent` before a call ends on it.
                 Outcome::Permanent | Outcome::Success => Label::Permanent,
             },
-            Ending::Throttled(_) => Label::Throttled,
+            Ending::Throttled(..) => Label::Throttled,
             Ending::Stopping(_) => Label::Stopping,
             Ending::DeadlineExceeded { .. } => Label::Deadline,
             Ending::WouldDeadlock(_) => Label::WouldDeadlock,
             Ending::Cancelled => Label::Cancelled,
             Ending::Panicked { .. } => Label::Panicked,
+        }
+    }
+}
+
+impl Ending<'_> {
+    /// Which limit throttled the call, when its label is `Throttled`: its
+    /// refusal's, or `Dependency` for a handler's own `Throttled`.
+    #[inline]
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn throttle(self) -> Option<Throttle> {
+        match self {
+            Ending::Throttled(_, throttle) => Some(throttle),
+            Ending::Failed(Outcome::Throttled) => Some(Throttle::Dependency),
+            _ => None,
         }
     }
 }

@@ -154,7 +154,7 @@ pub use breaker::report::BreakerState;
 pub use context::Context;
 pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
 pub use deadline::{current_deadline, deadline};
-pub use error::{BindError, Busy, ConfigError, Error, ResizeError};
+pub use error::{BindError, Busy, ConfigError, Error, ResizeError, Throttle};
 pub use herta_contract::{retry_verdict, RetryVerdict};
 /// Declares the execution contract of an `async fn` and generates its
 /// wrapper type.

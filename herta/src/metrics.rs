@@ -11,12 +11,12 @@
 //! everything; calls themselves may run anywhere.
 //!
 //! Labels are `operation` (the contract's `name`, else the function's name),
-//! `outcome`, `stage`, `resource`, `breaker` and `to`: **never a key value**, so a million
+//! `outcome`, `throttle`, `stage`, `resource`, `breaker` and `to`: **never a key value**, so a million
 //! keys add no series. Durations are in **seconds** (f64).
 //!
 //! | metric | kind | labels | what it counts |
 //! |---|---|---|---|
-//! | `herta_calls_total` | counter | `operation`, `outcome` | calls by how they ended, once per call: `success`; `transient`, `uncertain`, `permanent`, `throttled` (the last attempt failed or timed out with that outcome); `throttled` (also: refused by `Reject`, `max_wait` or a full queue, having run nothing); `stopping` (refused or withdrawn because the runtime is stopping); `deadline` (`Error::DeadlineExceeded`); `would_deadlock` (`Error::WouldDeadlock`: a nested call that queued for what its own calling chain holds). Cancelled and panicked calls are not here, only in their own counters |
+//! | `herta_calls_total` | counter | `operation`, `outcome`; `throttle` only where `outcome` is `throttled` | calls by how they ended, once per call: `success`; `transient`, `uncertain`, `permanent` (the last attempt failed or timed out with that outcome); `throttled`, with `throttle` saying which limit ([`Throttle::label`](crate::Throttle::label)): `dependency` (the last attempt's handler error was `Throttled`), `no_room` (`Reject` found the key or a concurrency budget busy), `rate` (`Reject` found a rate budget short), `queue_full`, `max_wait` (the call ran nothing, except a retry that could not take its budgets back after a backoff sleep), `breaker_open`; `stopping` (refused or withdrawn because the runtime is stopping); `deadline` (`Error::DeadlineExceeded`); `would_deadlock` (`Error::WouldDeadlock`: a nested call that queued for what its own calling chain holds). Cancelled and panicked calls are not here, only in their own counters |
 //! | `herta_attempts_total` | counter | `operation` | attempts run (first attempts and retries) |
 //! | `herta_retries_total` | counter | `operation` | attempts beyond the first |
 //! | `herta_retries_denied_total` | counter | `operation` | calls whose retry the runtime's [`RetryBudget`](crate::RetryBudget) refused |
@@ -31,7 +31,7 @@
 //! | `herta_budget_capacity` | gauge | `resource` | units in all (set when the runtime is built, and by `Runtime::set_capacity`) |
 //! | `herta_budget_available` | gauge | `resource` | a rate budget's units in its bucket after its last grant (set at each grant; `Stats` reads the bucket now) |
 //! | `herta_breaker_state` | gauge | `breaker` | 0 closed, 1 open, 2 half-open (set to 0 when the runtime is built, then at each transition) |
-//! | `herta_breaker_transitions_total` | counter | `breaker`, `to` (`closed`, `open`, `half_open`) | state changes; a breaker's refusals count as `throttled` in `herta_calls_total` |
+//! | `herta_breaker_transitions_total` | counter | `breaker`, `to` (`closed`, `open`, `half_open`) | state changes; a breaker's refusals count as `outcome="throttled", throttle="breaker_open"` in `herta_calls_total` |
 //!
 //! The gauges are updated on every change, by the budget's arbiter itself
 //! (increments and decrements, so concurrent changes never leave a stale
@@ -79,6 +79,7 @@ use std::time::Duration;
 
 use ::metrics::{counter, gauge, histogram, Counter, Gauge, Histogram};
 
+use crate::error::Throttle;
 use crate::kinds::{Ending, Label, Queue};
 use crate::resource::Resource;
 
@@ -163,8 +164,11 @@ impl BudgetGauges {
 
 /// One operation's counters and histograms, registered at bind.
 pub(crate) struct OpMetrics {
-    /// The counter of each way a call ends, by [`Label`].
+    /// The counter of each way a call ends, by [`Label`] (a no-op at
+    /// `Throttled`: those are counted by their reason, in `throttled`).
     ended: [Counter; Label::ALL.len()],
+    /// The counter of throttled calls, by [`Throttle`].
+    throttled: [Counter; Throttle::ALL.len()],
     attempts: Counter,
     retries: Counter,
     retries_denied: Counter,
@@ -177,17 +181,19 @@ pub(crate) struct OpMetrics {
 
 /// The counter `operation`'s calls that end with `label` are counted in:
 /// `herta_calls_total` with that `outcome`, except for cancelled and
-/// panicked calls, which have counters of their own.
+/// panicked calls, which have counters of their own, and throttled ones,
+/// counted by their reason ([`throttled_counter`]; registering a series
+/// without its `throttle` label would export one that never moves).
 fn ended_counter(operation: &'static str, label: Label) -> Counter {
     let op = operation;
     match label {
         Label::Cancelled => counter!("herta_cancelled_total", "operation" => op),
         Label::Panicked => counter!("herta_panics_total", "operation" => op),
+        Label::Throttled => Counter::noop(),
         Label::Success
         | Label::Transient
         | Label::Uncertain
         | Label::Permanent
-        | Label::Throttled
         | Label::Stopping
         | Label::Deadline
         | Label::WouldDeadlock => {
@@ -196,12 +202,24 @@ fn ended_counter(operation: &'static str, label: Label) -> Counter {
     }
 }
 
+/// The counter `operation`'s calls throttled by `throttle` are counted in:
+/// `herta_calls_total` with `outcome` `throttled` and that `throttle`.
+fn throttled_counter(operation: &'static str, throttle: Throttle) -> Counter {
+    counter!(
+        "herta_calls_total",
+        "operation" => operation,
+        "outcome" => Label::Throttled.as_str(),
+        "throttle" => throttle.label()
+    )
+}
+
 impl OpMetrics {
     /// The handles of `operation`'s metrics, from the current recorder.
     pub(crate) fn register(operation: &'static str) -> Self {
         let op = operation;
         OpMetrics {
             ended: Label::ALL.map(|label| ended_counter(op, label)),
+            throttled: Throttle::ALL.map(|throttle| throttled_counter(op, throttle)),
             attempts: counter!("herta_attempts_total", "operation" => op),
             retries: counter!("herta_retries_total", "operation" => op),
             retries_denied: counter!("herta_retries_denied_total", "operation" => op),
@@ -218,7 +236,10 @@ impl OpMetrics {
     /// A call ended so.
     #[inline]
     pub(crate) fn ended(&self, ending: Ending<'_>) {
-        self.ended[ending.label() as usize].increment(1);
+        match ending.throttle() {
+            Some(throttle) => self.throttled[throttle as usize].increment(1),
+            None => self.ended[ending.label() as usize].increment(1),
+        }
     }
     /// An attempt started (`retry`: not the call's first).
     #[inline]

@@ -15,7 +15,7 @@
 //! | span `herta.operation`, one per call | `DEBUG` | `operation` (its name), `effect` (`Pure`, `Idempotent`, `NonIdempotent`), `key` (only with `serialize_by(param, show_key = true)`: the key's `Debug`, at most 64 bytes: a longer one is cut at a character boundary and ends in `...`; without `show_key`, key values are never recorded); recorded when the call ends: `attempts` (attempts run, 0 if none), `outcome` (`success`, `transient`, `uncertain`, `permanent`, `throttled`, `stopping`, `deadline`, `would_deadlock`, `cancelled`, `panicked`: the labels of the `metrics` feature) and `duration_ms` (f64, from the call to its end) |
 //! | `waited for key` | `DEBUG` | `wait_ms`: f64, milliseconds from the first poll that found the key busy to the grant |
 //! | `waited for budgets` | `DEBUG` | `wait_ms`, likewise for the budgets |
-//! | `throttled` | `DEBUG` | `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |
+//! | `throttled` | `DEBUG` | `throttle` (which limit refused the call: [`Throttle::label`](crate::Throttle::label), `no_room`, `rate`, `queue_full`, `max_wait` or `breaker_open`), `resource` (the budget without room, or whose queue is full) or `key` (the busy key's parameter name) and, with `show_key = true`, `value` (its `Debug`); also when a `max_wait` runs out (what the call was still waiting for) |
 //! | `attempt failed` | `DEBUG`; `WARN` when the outcome is `Uncertain` | `outcome`, `attempt` (1-based), `max_attempts` |
 //! | `retrying` | `DEBUG` | `attempt` (the one about to run), `max_attempts` |
 //! | `backing off` | `DEBUG` | `delay_ms` (f64, the sleep before the next attempt), `attempt` (the one that failed) |
@@ -78,7 +78,7 @@ mod emit {
     use tracing::Level;
 
     use crate::contract::Contract;
-    use crate::error::Busy;
+    use crate::error::{Busy, Throttle};
     use crate::kinds::{Queue, StoppedAt};
     use crate::outcome::Outcome;
 
@@ -153,28 +153,29 @@ mod emit {
         }
     }
 
-    /// `throttled`, naming what was busy.
+    /// `throttled`, naming what was busy and which limit refused the call.
     #[cold]
     #[inline(never)]
-    pub(crate) fn throttled(busy: &Busy) {
+    pub(crate) fn throttled(busy: &Busy, throttle: Throttle) {
+        let throttle = throttle.label();
         match busy {
             Busy::Resource { resource } => {
-                tracing::debug!(target: "herta", resource = *resource, "throttled");
+                tracing::debug!(target: "herta", throttle, resource = *resource, "throttled");
             }
             Busy::Key {
                 parameter,
                 value: None,
             } => {
-                tracing::debug!(target: "herta", key = *parameter, "throttled");
+                tracing::debug!(target: "herta", throttle, key = *parameter, "throttled");
             }
             Busy::Key {
                 parameter,
                 value: Some(value),
             } => {
-                tracing::debug!(target: "herta", key = *parameter, value = value.as_str(), "throttled");
+                tracing::debug!(target: "herta", throttle, key = *parameter, value = value.as_str(), "throttled");
             }
             Busy::Breaker { breaker } => {
-                tracing::debug!(target: "herta", breaker = *breaker, "throttled");
+                tracing::debug!(target: "herta", throttle, breaker = *breaker, "throttled");
             }
         }
     }

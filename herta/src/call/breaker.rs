@@ -33,12 +33,12 @@ use std::time::Duration;
 use super::admit::Held;
 use super::backoff::Interrupted;
 use super::bound::BoundInner;
-use super::ended::{End, Refusal};
+use super::ended::{End, Refusal, RetryAfter};
 use super::key::{self, Queued};
 use super::waiting::Limits;
 pub(crate) use crate::breaker::circuit::Verdict;
 use crate::breaker::circuit::{Circuit, Ticket};
-use crate::error::Busy;
+use crate::error::{Busy, Throttle};
 use crate::outcome::Admission;
 use crate::outcome::Outcome;
 
@@ -238,10 +238,11 @@ impl Stage for WithBreaker {
 #[inline(never)]
 fn refusal(circuit: &Circuit, retry_after: Option<Duration>) -> Refusal {
     Refusal::Throttled {
+        throttle: Throttle::BreakerOpen,
         busy: Busy::Breaker {
             breaker: circuit.breaker.name(),
         },
-        retry_after,
+        retry_after: RetryAfter::new(retry_after),
     }
 }
 

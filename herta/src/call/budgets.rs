@@ -24,10 +24,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::chain::{Wants, Watch};
-use super::ended::Refusal;
+use super::ended::{Refusal, RetryAfter};
 use super::waiting::{self, Limits};
 use crate::arbiter::{Acquire, AcquireError, Need, Needs, Permit, TryAcquireError};
-use crate::error::Busy;
+use crate::error::{Busy, Throttle};
 use crate::events::{self, Event, Events};
 use crate::kinds::{Queue, StoppedAt};
 use crate::outcome::Admission;
@@ -66,7 +66,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
             TryAcquireError::Busy(index) => index,
         };
         if admission == Admission::Reject {
-            return Err(refused(rt, needs, index));
+            return Err(refused(rt, needs, index, rejected(rt, index)));
         }
         let until = limits.wait_until();
         if let (Some(until), true) = (until, needs.has_rate()) {
@@ -77,7 +77,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
                     resource: rt.resources[short].name(),
                 });
                 if let Refusal::Throttled { retry_after, .. } = &mut refusal {
-                    *retry_after = after;
+                    *retry_after = RetryAfter::new(after);
                 }
                 return Err(refusal);
             }
@@ -88,7 +88,9 @@ pub(crate) fn contended<'a, 'e, 'l>(
                 Ok(permit)
             }
             (Some(Ok(Err(AcquireError::Closed))), _) => Err(Refusal::Stopping(StoppedAt::Budgets)),
-            (Some(Ok(Err(AcquireError::QueueFull(full)))), _) => Err(refused(rt, needs, full)),
+            (Some(Ok(Err(AcquireError::QueueFull(full)))), _) => {
+                Err(refused(rt, needs, full, Throttle::QueueFull))
+            }
             (Some(Err(short)), _) => Err(Refusal::WouldDeadlock(Busy::Resource {
                 resource: rt.resources[short].name(),
             })),
@@ -97,7 +99,7 @@ pub(crate) fn contended<'a, 'e, 'l>(
                     resource: rt.resources[still_short(rt, needs).unwrap_or(index)].name(),
                 });
                 if let Refusal::Throttled { retry_after, .. } = &mut refusal {
-                    *retry_after = rt.arbiter.rate_retry_after(needs);
+                    *retry_after = RetryAfter::new(rt.arbiter.rate_retry_after(needs));
                 }
                 Err(refusal)
             }
@@ -150,17 +152,30 @@ impl<'a> Future for Watched<'a> {
     }
 }
 
-/// The budget at `index` refused the call (`Reject` found it busy, or its
-/// queue was full): throttled, naming it, with the time until the call's
-/// rate units exist after those of the calls queued for them, when it
-/// needs any.
+/// Why a `Reject` call that found the budget at `index` without room is
+/// throttled: a rate budget's units do not exist yet, or a concurrency
+/// budget's are held.
 #[cold]
-fn refused(rt: &Inner, needs: &Needs, index: usize) -> Refusal {
+fn rejected(rt: &Inner, index: usize) -> Throttle {
+    if rt.resources[index].rate_of().is_some() {
+        Throttle::Rate
+    } else {
+        Throttle::NoRoom
+    }
+}
+
+/// The budget at `index` refused the call for `throttle` (`Reject` found it
+/// busy, or its queue was full): throttled, naming it, with the time until
+/// the call's rate units exist after those of the calls queued for them,
+/// when it needs any.
+#[cold]
+fn refused(rt: &Inner, needs: &Needs, index: usize, throttle: Throttle) -> Refusal {
     Refusal::Throttled {
+        throttle,
         busy: Busy::Resource {
             resource: rt.resources[index].name(),
         },
-        retry_after: rt.arbiter.rate_retry_after(needs),
+        retry_after: RetryAfter::new(rt.arbiter.rate_retry_after(needs)),
     }
 }
 

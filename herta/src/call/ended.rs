@@ -12,7 +12,7 @@ use std::any::Any;
 use std::time::Duration;
 
 use crate::contract::Contract;
-use crate::error::{Busy, Error};
+use crate::error::{Busy, Error, Throttle};
 use crate::error::{ErrorSource, SourceOf};
 use crate::events::{Event, Events};
 use crate::kinds::{Ending, StoppedAt};
@@ -27,10 +27,12 @@ pub(crate) enum Refusal {
     /// A `Reject` call found its key or a budget busy; or a `Wait` call's
     /// `max_wait` ran out (naming what it waited for), or a queue was full.
     Throttled {
+        /// Which limit refused it.
+        throttle: Throttle,
         /// What was busy.
         busy: Busy,
         /// How long until it can admit the call, when known.
-        retry_after: Option<Duration>,
+        retry_after: RetryAfter,
     },
     /// The call's deadline passed before its first attempt.
     DeadlineExceeded,
@@ -41,13 +43,41 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    /// Throttled on `busy`, with no known time until it frees (a
-    /// concurrency budget, a key).
-    pub(crate) fn throttled(busy: Busy) -> Refusal {
+    /// Throttled by `throttle` on `busy`, with no known time until it
+    /// frees (a concurrency budget, a key).
+    pub(crate) fn throttled(throttle: Throttle, busy: Busy) -> Refusal {
         Refusal::Throttled {
+            throttle,
             busy,
-            retry_after: None,
+            retry_after: RetryAfter::UNKNOWN,
         }
+    }
+}
+
+/// A refusal's `retry_after` in whole nanoseconds, `u64::MAX` when unknown
+/// (a longer wait, some 584 years, saturates one below): eight bytes where
+/// an `Option<Duration>` takes sixteen, so that a [`Refusal`], which every
+/// call's result makes room for, is no larger for carrying its
+/// [`Throttle`] beside its [`Busy`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetryAfter(u64);
+
+impl RetryAfter {
+    /// No known time.
+    pub(crate) const UNKNOWN: RetryAfter = RetryAfter(u64::MAX);
+
+    /// `after`, or unknown.
+    pub(crate) fn new(after: Option<Duration>) -> Self {
+        after.map_or(Self::UNKNOWN, |after| {
+            RetryAfter(
+                u64::try_from(after.as_nanos()).map_or(u64::MAX - 1, |n| n.min(u64::MAX - 1)),
+            )
+        })
+    }
+
+    /// The wait, when known.
+    pub(crate) fn get(self) -> Option<Duration> {
+        (self.0 != u64::MAX).then(|| Duration::from_nanos(self.0))
     }
 }
 
@@ -103,7 +133,9 @@ impl<E> End<E> {
     pub(crate) fn ending(&self) -> Ending<'_> {
         match self {
             End::Failed { outcome, .. } | End::TimedOut { outcome, .. } => Ending::Failed(*outcome),
-            End::Refused(Refusal::Throttled { busy, .. }) => Ending::Throttled(busy),
+            End::Refused(Refusal::Throttled { throttle, busy, .. }) => {
+                Ending::Throttled(busy, *throttle)
+            }
             End::Refused(Refusal::Stopping(at)) => Ending::Stopping(*at),
             End::Refused(Refusal::WouldDeadlock(busy)) => Ending::WouldDeadlock(busy),
             End::Refused(Refusal::DeadlineExceeded) => Ending::DeadlineExceeded {
@@ -195,10 +227,15 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
         },
         End::Panicked { panic, .. } => std::panic::resume_unwind(panic),
         End::Refused(Refusal::Stopping(_)) => Error::Stopping { operation },
-        End::Refused(Refusal::Throttled { busy, retry_after }) => Error::Throttled {
-            operation,
+        End::Refused(Refusal::Throttled {
+            throttle,
             busy,
             retry_after,
+        }) => Error::Throttled {
+            throttle,
+            operation,
+            busy,
+            retry_after: retry_after.get(),
         },
         End::Refused(Refusal::WouldDeadlock(busy)) => Error::WouldDeadlock { operation, busy },
         End::Refused(Refusal::DeadlineExceeded) => Error::DeadlineExceeded {
@@ -211,5 +248,31 @@ fn error<E>(end: End<E>, contract: &'static Contract, chain: SourceOf<E>) -> Err
             attempts,
             outcome,
         },
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every call's result makes room for a `Refusal`: its throttle and
+    /// its `retry_after` fit in the two words beside its `Busy`.
+    #[test]
+    fn a_refusal_is_its_busy_and_two_words() {
+        assert!(std::mem::size_of::<Refusal>() <= std::mem::size_of::<Busy>() + 16);
+    }
+
+    #[test]
+    fn retry_after_keeps_what_it_is_given() {
+        assert_eq!(RetryAfter::new(None).get(), None);
+        assert_eq!(RetryAfter::UNKNOWN.get(), None);
+        for after in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_secs(30),
+        ] {
+            assert_eq!(RetryAfter::new(Some(after)).get(), Some(after));
+        }
+        let saturated = RetryAfter::new(Some(Duration::MAX)).get();
+        assert_eq!(saturated, Some(Duration::from_nanos(u64::MAX - 1)));
     }
 }

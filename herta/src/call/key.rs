@@ -28,7 +28,7 @@ use super::ended::Refusal;
 use super::table_key::TableKey;
 use super::waiting::{self, Limits};
 use crate::contract::Contract;
-use crate::error::Busy;
+use crate::error::{Busy, Throttle};
 use crate::events::{self, Event, Events};
 use crate::keys::{AcquireKey, Closed, KeyGuard, KeyTable, TryKeyError};
 use crate::kinds::{Queue, StoppedAt};
@@ -85,10 +85,13 @@ fn try_acquire<'a, K: 'static>(
 ) -> Result<KeyGuard<'a, TableKey<K>>, Refusal> {
     match table.try_acquire(key) {
         Ok(guard) => Ok(guard),
-        Err(TryKeyError::Busy(busy)) => Err(Refusal::throttled(Busy::Key {
-            parameter: contract.serialize_by().map_or("", |k| k.parameter()),
-            value: describe_key.map(|describe| describe(&busy.key)),
-        })),
+        Err(TryKeyError::Busy(busy)) => Err(Refusal::throttled(
+            Throttle::NoRoom,
+            Busy::Key {
+                parameter: contract.serialize_by().map_or("", |k| k.parameter()),
+                value: describe_key.map(|describe| describe(&busy.key)),
+            },
+        )),
         Err(TryKeyError::Closed) => Err(Refusal::Stopping(StoppedAt::Key)),
     }
 }

@@ -33,7 +33,7 @@ use tokio::time::Instant;
 
 use super::ended::Refusal;
 use crate::contract::Contract;
-use crate::error::Busy;
+use crate::error::{Busy, Throttle};
 
 /// What bounds one call: the instants its waits and attempts must
 /// respect, fixed at admission, or none.
@@ -139,9 +139,11 @@ impl Limits {
             .0
             .map_or((None, None), |bounds| (bounds.deadline, bounds.max_wait));
         match (deadline, max_wait) {
-            (Some(deadline), Some(max_wait)) if max_wait < deadline => Refusal::throttled(busy()),
+            (Some(deadline), Some(max_wait)) if max_wait < deadline => {
+                Refusal::throttled(Throttle::MaxWait, busy())
+            }
             (Some(_), _) => Refusal::DeadlineExceeded,
-            (None, _) => Refusal::throttled(busy()),
+            (None, _) => Refusal::throttled(Throttle::MaxWait, busy()),
         }
     }
 

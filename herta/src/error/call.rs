@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::busy::Busy;
+use super::throttle::Throttle;
 use crate::outcome::Outcome;
 
 /// Why a call of an operation did not return the handler's value.
@@ -54,7 +55,14 @@ pub enum Error<E> {
     /// busy, `max_wait` — counted from admission — runs out, a queue is
     /// full) it ends `Throttled` after attempts that did run (see [failure semantics](crate::guide::failure_semantics);
     /// `attempts()` still reads 0, and the attempts' own error is not kept).
+    /// `throttle` says which of these limits refused it.
     Throttled {
+        /// Which limit refused the call: `NoRoom` or `Rate` (`Reject`),
+        /// `QueueFull`, `MaxWait`, `BreakerOpen` (never `Dependency`: that
+        /// is `Failed`). [`Error::throttle`] returns it.
+        // First: with the tag's byte as `repr(u8)` lays a variant out, it
+        // fills padding, so the error is no larger for it.
+        throttle: Throttle,
         /// The operation's name.
         operation: &'static str,
         /// What was busy.
@@ -169,11 +177,13 @@ impl<E: fmt::Debug> fmt::Debug for Error<E> {
                 .field("outcome", outcome)
                 .finish(),
             Error::Throttled {
+                throttle,
                 operation,
                 busy,
                 retry_after,
             } => f
                 .debug_struct("Throttled")
+                .field("throttle", throttle)
                 .field("operation", operation)
                 .field("busy", busy)
                 .field("retry_after", retry_after)
@@ -223,17 +233,19 @@ impl<E> fmt::Display for Error<E> {
                 timeout.as_millis()
             ),
             Error::Throttled {
+                throttle,
                 operation,
                 busy,
                 retry_after: None,
-            } => write!(f, "operation `{operation}` throttled: {busy}"),
+            } => write!(f, "operation `{operation}` throttled ({throttle}): {busy}"),
             Error::Throttled {
+                throttle,
                 operation,
                 busy,
                 retry_after: Some(after),
             } => write!(
                 f,
-                "operation `{operation}` throttled: {busy}; retry after {} ms",
+                "operation `{operation}` throttled ({throttle}): {busy}; retry after {} ms",
                 after.as_millis()
             ),
             Error::Stopping { operation } => {
@@ -323,6 +335,23 @@ impl<E> Error<E> {
             | Error::TimedOut { attempts, .. }
             | Error::DeadlineExceeded { attempts, .. } => *attempts,
             Error::Throttled { .. } | Error::Stopping { .. } | Error::WouldDeadlock { .. } => 0,
+        }
+    }
+
+    /// Which limit throttled the call, for every error whose
+    /// [`outcome`](Error::outcome) is `Throttled`: the `throttle` of
+    /// `Throttled`, and [`Throttle::Dependency`] for `Failed` with outcome
+    /// `Throttled` (the dependency pushed back). `None` for any other error.
+    /// The same reason is the `throttle` label of the call's
+    /// `herta_calls_total{outcome="throttled"}` (feature `metrics`).
+    pub fn throttle(&self) -> Option<Throttle> {
+        match self {
+            Error::Throttled { throttle, .. } => Some(*throttle),
+            Error::Failed {
+                outcome: Outcome::Throttled,
+                ..
+            } => Some(Throttle::Dependency),
+            _ => None,
         }
     }
 

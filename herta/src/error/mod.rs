@@ -1,5 +1,5 @@
-//! What went wrong, one file per reader: [`Error`] and [`Busy`] for calls
-//! (`call`, `busy`), [`BindError`] for `bind`, [`ConfigError`] for building a
+//! What went wrong, one file per reader: [`Error`], [`Busy`] and
+//! [`Throttle`] for calls (`call`, `busy`, `throttle`), [`BindError`] for `bind`, [`ConfigError`] for building a
 //! [`Runtime`](crate::Runtime), [`ResizeError`] for live capacity.
 
 mod bind;
@@ -7,9 +7,11 @@ mod busy;
 mod call;
 mod config;
 mod resize;
+mod throttle;
 
 pub use bind::BindError;
 pub use busy::Busy;
 pub use call::{Error, ErrorSource, NoSource, SourceIsError, SourceIsInner, SourceOf};
 pub use config::ConfigError;
 pub use resize::ResizeError;
+pub use throttle::Throttle;

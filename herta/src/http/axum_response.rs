@@ -153,6 +153,7 @@ mod tests {
 
     fn throttled(retry_after: Option<Duration>) -> Response {
         Error::<()>::Throttled {
+            throttle: crate::Throttle::NoRoom,
             operation: "op",
             busy: Busy::Resource { resource: "api" },
             retry_after,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{all_free, until, within, Probe};
-use herta::{Busy, Error, Failure, Outcome, Resource, Runtime};
+use herta::{Busy, Error, Failure, Outcome, Resource, Runtime, Throttle};
 use tokio::time::{sleep, Instant};
 
 /// Holds a slot until the probe lets it go.
@@ -68,10 +68,12 @@ fn expect_throttled(err: &Error<Failure<String>>, operation: &str, expected: &Bu
     assert_eq!(err.attempts(), 0);
     match err {
         Error::Throttled {
+            throttle,
             operation: op,
             busy,
             retry_after,
         } => {
+            assert_eq!(*throttle, Throttle::MaxWait, "{err}");
             assert_eq!(
                 *retry_after, None,
                 "a concurrency budget or key has no known time"

@@ -41,3 +41,4 @@ mod service;
 mod shutdown;
 mod state;
 mod stats;
+mod throttle;

@@ -176,19 +176,24 @@ async fn a_scripted_run_exports_each_outcome_by_operation_never_by_key() {
     // alice, bob, dave, erin; carol's last attempt timed out (Transient).
     assert_eq!(calls("success"), 4.0);
     assert_eq!(calls("transient"), 1.0);
-    for none in [
-        "uncertain",
-        "permanent",
-        "throttled",
-        "stopping",
-        "deadline",
-    ] {
+    for none in ["uncertain", "permanent", "stopping", "deadline"] {
         assert_eq!(calls(none), 0.0, "{none}");
     }
+    // Throttled calls are counted by which limit refused them, never in a
+    // series without that label.
+    for throttle in herta::Throttle::ALL {
+        let throttle = format!("throttle={}", throttle.label());
+        let labels = [FETCH, "outcome=throttled", throttle.as_str()];
+        assert_eq!(seen.value("herta_calls_total", &labels), 0.0, "{throttle}");
+    }
+    assert!(!seen.scalars.contains_key(&Seen::id(
+        "herta_calls_total",
+        &[FETCH, "outcome=throttled"]
+    )));
     assert_eq!(
         seen.value(
             "herta_calls_total",
-            &["operation=charge", "outcome=throttled"]
+            &["operation=charge", "outcome=throttled", "throttle=no_room"]
         ),
         1.0
     );
@@ -234,7 +239,7 @@ async fn a_scripted_run_exports_each_outcome_by_operation_never_by_key() {
     assert_eq!(op.started + op.retried, 9);
     assert_eq!(op.finished - op.cancelled - op.panicked, 5);
 
-    // Labels: only these four, and never a key value.
+    // Labels: only these five, and never a key value.
     let users = [
         "alice", "bob", "carol", "dave", "erin", "frank", "gina", "zoe",
     ];
@@ -244,7 +249,7 @@ async fn a_scripted_run_exports_each_outcome_by_operation_never_by_key() {
         for label in labels {
             let (k, v) = label.split_once('=').unwrap();
             assert!(
-                ["operation", "outcome", "stage", "resource"].contains(&k),
+                ["operation", "outcome", "throttle", "stage", "resource"].contains(&k),
                 "{name}: label {label}"
             );
             assert!(!users.contains(&v), "{name}: a key value in {label}");
@@ -437,10 +442,16 @@ async fn a_handlers_throttled_counts_as_throttled_in_metrics_and_stats() {
     let mut seen = Seen::default();
     seen.read(&snapshotter);
     let label = |outcome: &str| {
-        seen.value(
-            "herta_calls_total",
-            &["operation=upstream", &format!("outcome={outcome}")],
-        ) as u64
+        let mut labels = vec![
+            "operation=upstream".to_owned(),
+            format!("outcome={outcome}"),
+        ];
+        if outcome == "throttled" {
+            // The handler's own `Throttled`: the dependency pushed back.
+            labels.push("throttle=dependency".to_owned());
+        }
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        seen.value("herta_calls_total", &labels) as u64
     };
     let stats = rt.stats();
     let op = stats.operation("upstream").unwrap();
