@@ -149,7 +149,7 @@ pub mod guide {
     pub mod breakers {}
 }
 
-pub use breaker::declaration::{Breaker, BUCKETS, MIN_BUCKET};
+pub use breaker::declaration::{Breaker, BreakerWindow, BUCKETS, MAX_WINDOW_CALLS, MIN_BUCKET};
 pub use breaker::report::BreakerState;
 pub use context::Context;
 pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
