@@ -19,7 +19,7 @@ pub(crate) mod declaration;
 mod loom_tests;
 pub(crate) mod report;
 pub(crate) mod ring;
-pub(crate) mod ticket;
 #[cfg(all(test, not(loom)))]
 mod tests;
+pub(crate) mod ticket;
 pub(crate) mod window;

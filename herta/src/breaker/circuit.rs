@@ -405,7 +405,12 @@ impl Circuit {
         self.report_with(from, to, self.counts_at(now))
     }
 
-    pub(super) fn report_with(&self, from: BreakerState, to: BreakerState, counts: Counts) -> Transition {
+    pub(super) fn report_with(
+        &self,
+        from: BreakerState,
+        to: BreakerState,
+        counts: Counts,
+    ) -> Transition {
         let moved = Transition { from, to, counts };
         crate::events::breaker_moved(self.breaker.name(), moved);
         moved

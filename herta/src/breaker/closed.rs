@@ -18,7 +18,12 @@ impl Circuit {
     /// held a success is the word's load, the slot's `fetch_add` and one
     /// load and test of its bit.
     #[inline(always)]
-    pub(crate) fn counted_in(&self, ring: &Ring, ticket: Ticket, failed: bool) -> Option<Transition> {
+    pub(crate) fn counted_in(
+        &self,
+        ring: &Ring,
+        ticket: Ticket,
+        failed: bool,
+    ) -> Option<Transition> {
         let slow = self.slow != u64::MAX && self.is_slow(ticket, self.now());
         if !failed && !slow && self.word.load(Ordering::Acquire) == ticket.word {
             let slot = ring.take();

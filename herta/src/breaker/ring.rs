@@ -79,7 +79,10 @@ impl Ring {
     pub(crate) fn holds_success(&self, slot: u64) -> bool {
         let (word, bit) = at(slot);
         self.failures[word].load(Relaxed) & bit == 0
-            && self.slow.get(word).is_none_or(|w| w.load(Relaxed) & bit == 0)
+            && self
+                .slow
+                .get(word)
+                .is_none_or(|w| w.load(Relaxed) & bit == 0)
     }
 
     /// Leaves an attempt's outcome in `slot`: its bits set (`failed`,

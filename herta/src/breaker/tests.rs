@@ -415,5 +415,9 @@ fn a_count_window_judges_a_success_that_reaches_min_calls() {
     ended(Verdict::Failure);
     assert_eq!(c.state(), BreakerState::Closed, "no verdict before 3");
     ended(Verdict::Success);
-    assert_eq!(c.state(), BreakerState::Open, "2 of 3, judged at the success");
+    assert_eq!(
+        c.state(),
+        BreakerState::Open,
+        "2 of 3, judged at the success"
+    );
 }

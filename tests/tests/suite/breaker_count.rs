@@ -110,10 +110,9 @@ async fn a_success_that_reaches_min_calls_opens_it_at_the_rate() {
         "2 failures of the last 4, judged at the success that made them 4"
     );
     assert_refused(op.call(Act::Ok).await, "last-4");
-    assert!(rt
-        .stats()
-        .to_string()
-        .contains("breaker last-4: open, failure rate 50% of 4 calls in the window (the last 4 attempts)"));
+    assert!(rt.stats().to_string().contains(
+        "breaker last-4: open, failure rate 50% of 4 calls in the window (the last 4 attempts)"
+    ));
 }
 
 #[tokio::test(start_paused = true)]
@@ -121,7 +120,15 @@ async fn it_slides_attempt_by_attempt_and_never_expires_on_time() {
     let rt = runtime();
     let op = Sliding::bind(&rt).unwrap();
     let mut rates = Vec::new();
-    for act in [Act::Fail, Act::Ok, Act::Ok, Act::Ok, Act::Ok, Act::Fail, Act::Fail] {
+    for act in [
+        Act::Fail,
+        Act::Ok,
+        Act::Ok,
+        Act::Ok,
+        Act::Ok,
+        Act::Fail,
+        Act::Fail,
+    ] {
         let _ = op.call(act).await;
         // An hour between attempts: a count window keeps them all.
         tokio::time::advance(Duration::from_secs(3600)).await;
@@ -131,7 +138,15 @@ async fn it_slides_attempt_by_attempt_and_never_expires_on_time() {
     }
     assert_eq!(
         rates,
-        [(1, 100), (2, 50), (3, 33), (4, 25), (4, 0), (4, 25), (4, 50)],
+        [
+            (1, 100),
+            (2, 50),
+            (3, 33),
+            (4, 25),
+            (4, 0),
+            (4, 25),
+            (4, 50)
+        ],
         "the oldest attempt leaves as each new one enters"
     );
     let _ = op.call(Act::Fail).await;
@@ -153,7 +168,10 @@ async fn no_verdict_before_min_calls() {
     assert_eq!(stats(&rt, "ten").state, BreakerState::Closed, "4 of 5");
     let _ = op.call(Act::Fail).await;
     let b = stats(&rt, "ten");
-    assert_eq!((b.state, b.calls, b.failure_rate), (BreakerState::Open, 5, 100));
+    assert_eq!(
+        (b.state, b.calls, b.failure_rate),
+        (BreakerState::Open, 5, 100)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -177,7 +195,10 @@ async fn half_open_probes_close_it_with_an_empty_window_or_reopen_it() {
     assert_eq!(stats(&rt, "last-4").state, BreakerState::HalfOpen);
     op.call(Act::Ok).await.unwrap();
     let b = stats(&rt, "last-4");
-    assert_eq!((b.state, b.calls, b.failure_rate), (BreakerState::Closed, 0, 0));
+    assert_eq!(
+        (b.state, b.calls, b.failure_rate),
+        (BreakerState::Closed, 0, 0)
+    );
     // The attempts before it opened are gone: 3 failures are no verdict.
     for _ in 0..3 {
         let _ = op.call(Act::Fail).await;
@@ -220,10 +241,14 @@ fn build_checks_a_count_window() {
         reason(Breaker::new("b").with_count_window(5)),
         "`window` holds 5 attempts, fewer than `min_calls` (10): it would never judge"
     );
-    assert!(reason(Breaker::new("b").with_count_window(herta::MAX_WINDOW_CALLS + 1))
-        .contains("more than 100000"));
+    assert!(
+        reason(Breaker::new("b").with_count_window(herta::MAX_WINDOW_CALLS + 1))
+            .contains("more than 100000")
+    );
     build(Breaker::new("b").with_count_window(10)).unwrap();
-    let b = Breaker::new("b").with_count_window(100).with_window(Duration::from_secs(1));
+    let b = Breaker::new("b")
+        .with_count_window(100)
+        .with_window(Duration::from_secs(1));
     assert_eq!(
         b.window(),
         BreakerWindow::Time(Duration::from_secs(1)),
