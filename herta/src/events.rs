@@ -34,7 +34,7 @@ use crate::kinds::{Ending, Queue};
 #[cfg(feature = "metrics")]
 use crate::metrics::OpMetrics;
 use crate::outcome::Outcome;
-use crate::stats::{Counters, OpCounters, Registry};
+use crate::stats::{Counters, Latency, OpCounters, Registry};
 #[cfg(feature = "tracing")]
 use crate::trace;
 
@@ -242,6 +242,12 @@ impl Recorders {
     #[inline(always)]
     pub(crate) fn here(&self) -> &Counters {
         self.counters.here()
+    }
+
+    /// The operation's latency histogram (shared by every shard).
+    #[inline(always)]
+    pub(crate) fn latency(&self) -> &Latency {
+        &self.counters.latency
     }
 
     /// The event sink of `contract`'s calls, counting in `counters` (a

@@ -34,7 +34,7 @@ use crate::events::{AttemptClock, Event, Events, SpanEnd};
 use crate::keys::KeyGuard;
 use crate::kinds::{Ending, StoppedAt};
 use crate::runtime::Inner;
-use crate::stats::Counters;
+use crate::stats::{Counters, LatencyStart};
 
 /// One admitted call of a bound operation: counted out of the gate by
 /// [`finish`](Admitted::finish), or when dropped unfinished.
@@ -55,6 +55,9 @@ pub(crate) struct Admitted<'a, K: 'static> {
     /// `attempts`, a panic's attempt number, and the number the stages
     /// read (the call keeps no other).
     attempt: u32,
+    /// When the call began, if its latency is timed (the operation's
+    /// latency quantiles time a sample of calls).
+    timed: LatencyStart,
 }
 
 /// What a call's stages took and hold until the call ends.
@@ -123,6 +126,7 @@ pub(crate) fn admit<K>(bound: &BoundInner<K>, span: SpanEnd) -> Result<Admitted<
         progress: Progress::Running,
         span,
         attempt: 0,
+        timed: bound.recorders.latency().begin(&counters.sampling),
     })
 }
 
@@ -237,6 +241,7 @@ impl<'a, K> Admitted<'a, K> {
         chain: S,
     ) -> Result<T, Error<E>> {
         self.held.release();
+        (self.bound.recorders.latency()).end(&self.counters.sampling, self.timed);
         self.span.record_with(|| ended::ending(&end), self.attempt);
         // From here the call's ending is counted before anything else can
         // panic (`Events::emit` counts first); a panic before this point

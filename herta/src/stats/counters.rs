@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::budget::ResourceStats;
+use super::latency::{self, Latency, Sampling, BUCKETS};
 use super::operation::OperationStats;
 use super::runtime::Stats;
 use crate::kinds::{Ending, Label, StoppedAt};
@@ -21,6 +22,8 @@ const SHARDS: usize = 8;
 #[derive(Default)]
 pub(crate) struct OpCounters {
     shards: [Counters; SHARDS],
+    /// The operation's call latencies over the last minute.
+    pub(crate) latency: Latency,
 }
 
 impl OpCounters {
@@ -31,12 +34,13 @@ impl OpCounters {
     }
 
     /// The counters read now (every shard, relaxed), as an operation's
-    /// figures.
-    fn read(&self, name: &'static str) -> OperationStats {
+    /// figures; adds the latency window's counts to `latencies`.
+    fn read(&self, name: &'static str, latencies: &mut [u64; BUCKETS]) -> OperationStats {
         let mut op = Counters::default().read(name);
         for shard in &self.shards {
             op.add(&shard.read(name));
         }
+        self.latency.read(latencies);
         op
     }
 }
@@ -77,6 +81,8 @@ pub(crate) struct Counters {
     pub(crate) retries_denied: AtomicU64,
     pub(crate) deadline_exceeded: AtomicU64,
     pub(crate) would_deadlock: AtomicU64,
+    /// Which of this shard's calls are timed (the latency quantiles).
+    pub(crate) sampling: Sampling,
 }
 
 impl Counters {
@@ -167,6 +173,9 @@ impl Counters {
             would_deadlock,
             finished: endings.iter().sum(),
             admitted,
+            p50: None,
+            p99: None,
+            timed: 0,
         }
     }
 }
@@ -215,19 +224,32 @@ impl Registry {
     /// the figures read elsewhere: keys, and every budget. Calls in flight
     /// are the snapshot's `admitted - finished`.
     pub(crate) fn stats(&self, keys: usize, resources: Vec<ResourceStats>) -> Stats {
-        let mut operations: Vec<OperationStats> = Vec::new();
+        let mut read: Vec<(OperationStats, Box<[u64; BUCKETS]>)> = Vec::new();
         for (name, counters) in self
             .bound
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
         {
-            let read = counters.read(name);
-            match operations.iter_mut().find(|o| o.name == *name) {
-                Some(op) => op.add(&read),
-                None => operations.push(read),
-            }
+            let at = match read.iter().position(|(o, _)| o.name == *name) {
+                Some(at) => at,
+                None => {
+                    read.push((Counters::default().read(name), Box::new([0; BUCKETS])));
+                    read.len() - 1
+                }
+            };
+            let (op, latencies) = &mut read[at];
+            op.add(&counters.read(name, latencies));
         }
+        let mut operations: Vec<OperationStats> = read
+            .into_iter()
+            .map(|(mut op, latencies)| {
+                op.p50 = latency::quantile(&latencies, 0.5);
+                op.p99 = latency::quantile(&latencies, 0.99);
+                op.timed = latencies.iter().sum();
+                op
+            })
+            .collect();
         operations.sort_by_key(|o| o.name);
         let mut all = Counters::default().read("");
         for op in &operations {

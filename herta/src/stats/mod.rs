@@ -18,11 +18,13 @@
 mod breaker;
 mod budget;
 mod counters;
+mod latency;
 mod operation;
 mod runtime;
 
 pub use breaker::BreakerStats;
 pub use budget::{RateStats, ResourceStats};
 pub(crate) use counters::{Counters, OpCounters, Registry};
+pub(crate) use latency::{Latency, Start as LatencyStart};
 pub use operation::OperationStats;
 pub use runtime::Stats;

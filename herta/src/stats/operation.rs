@@ -1,6 +1,7 @@
 //! [`OperationStats`]: one operation's counters.
 
 use std::fmt;
+use std::time::Duration;
 
 /// What the calls of one operation have done so far: the counters of
 /// [`Stats`](super::Stats), with the same names and relations, for this operation alone.
@@ -49,6 +50,18 @@ pub struct OperationStats {
     pub timed_out: u64,
     /// Calls whose next retry the runtime's retry budget refused.
     pub retries_denied: u64,
+    /// The median latency of the timed calls that finished in the last
+    /// minute (50 to 60 seconds; from admission to the result, every
+    /// attempt and wait included), within 1/16 of the true value; `None`
+    /// if none did. Calls dropped unfinished are not timed. Every call is
+    /// timed while the operation runs fewer than about a thousand calls a
+    /// second per thread, about one a millisecond per thread beyond that
+    /// (chosen by order of admission, never by latency).
+    pub p50: Option<Duration>,
+    /// The 99th percentile latency of the same calls as `p50`.
+    pub p99: Option<Duration>,
+    /// The timed calls that `p50` and `p99` are of.
+    pub timed: u64,
 }
 
 /// One line: `name: admitted A, finished F`, then every other counter that

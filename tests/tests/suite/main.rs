@@ -27,6 +27,7 @@ mod handler_errors;
 mod house;
 mod key_space;
 mod keys;
+mod latency;
 mod live_capacity;
 mod metrics;
 mod nested;
