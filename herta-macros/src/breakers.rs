@@ -1,10 +1,15 @@
 //! `herta::breakers! { pub PAYMENTS: "payments" = breaker(failure_rate = 50,
 //! min_calls = 10, window = "10s", open_for = "30s", probes = 2); }`.
 //!
+//! `window` is a duration (`"10s"`: a time window) or an integer (`100`:
+//! a count window, the last 100 attempts).
+//!
 //! Each entry becomes a `herta::Breaker` constant. Every option is
 //! optional (the defaults of `Breaker::new`). Errors (an unknown option,
 //! with the closest known one; a rate outside 1–100; `min_calls` or
-//! `probes` 0; a window shorter than its buckets; `slow_rate` without
+//! `probes` 0; a window shorter than its buckets; a count window of 0
+//! attempts, of more than `MAX_WINDOW_CALLS`, or of fewer than
+//! `min_calls`; `slow_rate` without
 //! `slow_call`; a name or identifier declared twice) are reported together,
 //! each spanned on the offending token, and every constant is still
 //! emitted (with the default in place of a bad value), so uses elsewhere
@@ -35,6 +40,12 @@ const OPTIONS: [&str; 7] = [
 /// The fewest buckets' worth of milliseconds a window may span: 10 buckets
 /// of at least 1 ms (`herta::BUCKETS`, `herta::MIN_BUCKET`).
 const MIN_WINDOW_MS: u64 = 10;
+
+/// The most attempts a count window may hold (`herta::MAX_WINDOW_CALLS`).
+const MAX_WINDOW_CALLS: u32 = 100_000;
+
+/// `min_calls` when not given (`herta::Breaker::new`'s).
+const DEFAULT_MIN_CALLS: u32 = 10;
 
 /// One `pub NAME: "name" = breaker(...);` entry, as read (options
 /// unchecked).
@@ -136,6 +147,8 @@ struct Values {
     failure_rate: Option<u8>,
     min_calls: Option<u32>,
     window: Option<u64>,
+    /// A count window: its size, and the span of its value.
+    count_window: Option<(u32, Span)>,
     open_for: Option<u64>,
     probes: Option<u16>,
     slow_call: Option<u64>,
@@ -252,6 +265,9 @@ fn values(entry: &Entry, errors: &mut Vec<syn::Error>) -> Values {
                 "a half-open breaker lets at least 1 probe through",
             )
             .map(|n| values.probes = Some(n as u16)),
+            "window" if is_integer(meta) => count_window(meta).map(|(calls, span)| {
+                values.count_window = Some((calls, span));
+            }),
             "window" => duration(meta, &key, "10s").and_then(|(ms, span)| {
                 if ms < MIN_WINDOW_MS {
                     return Err(error(
@@ -279,8 +295,63 @@ fn values(entry: &Entry, errors: &mut Vec<syn::Error>) -> Values {
             "add `slow_call = \"2s\"`, or remove `slow_rate`",
         ));
     }
+    holds_min_calls(&mut values, errors);
     let _ = entry.head;
     values
+}
+
+/// A count window smaller than `min_calls` (given, or the default): the
+/// error on the window's value, and the window dropped.
+fn holds_min_calls(values: &mut Values, errors: &mut Vec<syn::Error>) {
+    let Some((calls, span)) = values.count_window else {
+        return;
+    };
+    let min_calls = values.min_calls.unwrap_or(DEFAULT_MIN_CALLS);
+    if calls >= min_calls {
+        return;
+    }
+    let given = if values.min_calls.is_some() {
+        format!("`min_calls = {min_calls}`")
+    } else {
+        format!("`min_calls` ({min_calls} when not given)")
+    };
+    errors.push(error(
+        span,
+        format_args!(
+            "`window = {calls}` holds the last {calls} attempts, fewer than {given}: \
+             the breaker would never judge its rates"
+        ),
+        format_args!("give `window` at least {min_calls}, or lower `min_calls` to {calls}"),
+    ));
+    values.count_window = None;
+}
+
+/// Whether `meta`'s value is an integer literal (a count window).
+fn is_integer(meta: &Meta) -> bool {
+    matches!(meta, Meta::NameValue(nv) if int_literal(&nv.value).is_some())
+}
+
+/// `window = 100` as a count, or the error on the value.
+fn count_window(meta: &Meta) -> syn::Result<(u32, Span)> {
+    let value = value(meta, "window", "100")?;
+    match int_literal(value) {
+        Some(IntLiteral::Value(0)) => Err(error(
+            value.span(),
+            "`window = 0` holds no attempts: a count window is the last N attempts, N at least 1",
+            "write `window = 100` (the last 100 attempts), or a duration such as `window = \"10s\"`",
+        )),
+        Some(IntLiteral::Value(n)) if n <= u128::from(MAX_WINDOW_CALLS) => Ok((n as u32, value.span())),
+        _ => Err(error(
+            value.span(),
+            format_args!(
+                "`window = {}` is not a count window: it holds from 1 to {MAX_WINDOW_CALLS} attempts",
+                quote!(#value)
+            ),
+            format_args!(
+                "give `window` a count from 1 to {MAX_WINDOW_CALLS}, or a duration such as `window = \"10s\"`"
+            ),
+        )),
+    }
 }
 
 /// `breakers! { ... }`.
@@ -336,6 +407,9 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         if let Some(window) = values.window {
             let window = ms(window);
             chain.extend(quote!(.with_window(#window)));
+        }
+        if let Some((calls, _)) = values.count_window {
+            chain.extend(quote!(.with_count_window(#calls)));
         }
         if let Some(open_for) = values.open_for {
             let open_for = ms(open_for);

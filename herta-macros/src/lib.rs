@@ -256,12 +256,14 @@ pub fn resources(input: TokenStream) -> TokenStream {
 /// Each entry is `attributes visibility IDENT: "name" = breaker(options);`
 /// (the last `;` is optional). Options, all optional (the defaults of
 /// `Breaker::new`): `failure_rate` (percent, 1–100), `min_calls` (at least
-/// 1), `window` (a duration, at least `"10ms"`: 10 buckets of 1 ms),
-/// `open_for` (a duration), `probes` (1–65 535), `slow_call` (a duration)
-/// and `slow_rate` (percent, with `slow_call`). Compile errors, each on
-/// the offending token: an unknown option (with the closest one), a value
-/// out of its range, `slow_rate` without `slow_call`, an empty name, and a
-/// name or identifier declared twice.
+/// 1), `window` (a duration, at least `"10ms"`: 10 buckets of 1 ms; or an
+/// integer, a count window of the last N attempts, 1–100 000 and at least
+/// `min_calls`), `open_for` (a duration), `probes` (1–65 535), `slow_call`
+/// (a duration) and `slow_rate` (percent, with `slow_call`). Compile
+/// errors, each on the offending token: an unknown option (with the
+/// closest one), a value out of its range (`window = 0` among them), a
+/// count window smaller than `min_calls`, `slow_rate` without
+/// `slow_call`, an empty name, and a name or identifier declared twice.
 ///
 /// Contracts then name a breaker by its constant, `breaker = PAYMENTS`.
 #[proc_macro]

@@ -149,7 +149,7 @@ pub mod guide {
     pub mod breakers {}
 }
 
-pub use breaker::declaration::{Breaker, BUCKETS, MIN_BUCKET};
+pub use breaker::declaration::{Breaker, BreakerWindow, BUCKETS, MAX_WINDOW_CALLS, MIN_BUCKET};
 pub use breaker::report::BreakerState;
 pub use context::Context;
 pub use contract::{Contract, DeclaredContract, KeySpec, ResourceUse};
@@ -290,6 +290,8 @@ pub use herta_macros::resources;
 ///                                        window = "10s", open_for = "30s", probes = 2);
 ///     /// The search backend: slow answers count too.
 ///     pub SEARCH: "search" = breaker(slow_call = "2s", slow_rate = 80);
+///     /// The last 100 attempts, whenever they ended (a count window).
+///     pub LEDGER: "ledger" = breaker(window = 100, min_calls = 20);
 /// }
 /// // The same as:
 /// // pub const PAYMENTS: herta::Breaker = herta::Breaker::new("payments")
@@ -308,10 +310,12 @@ pub use herta_macros::resources;
 ///     .resource(herta::Resource::new("worker", 4))
 ///     .breaker(PAYMENTS)
 ///     .breaker(SEARCH)
+///     .breaker(LEDGER)
 ///     .build()?;
 /// let charge = Charge::bind(&rt)?;
 /// assert_eq!(charge.call("ada".to_owned()).await?, 42);
 /// assert_eq!(rt.stats().breaker("payments").unwrap().calls, 1);
+/// assert_eq!(LEDGER.window(), herta::BreakerWindow::Count(100));
 /// # Ok(()) }
 /// ```
 ///

@@ -393,10 +393,12 @@ impl RuntimeBuilder {
 
 /// The figures of `circuit`, now.
 fn breaker_stats(circuit: &Circuit) -> BreakerStats {
-    let (state, counts, opened, refused) = circuit.snapshot();
+    let (state, counts, opened, refused, probing) = circuit.snapshot();
     BreakerStats {
         name: circuit.breaker.name(),
         state,
+        window: circuit.breaker.window(),
+        probing,
         failure_rate: counts.failure_rate(),
         calls: counts.calls,
         opened,

@@ -38,19 +38,19 @@
 use std::num::NonZeroU64;
 use std::time::Duration;
 
-use super::declaration::{Breaker, BUCKETS};
+use super::declaration::{Breaker, BreakerWindow, BUCKETS};
 pub(crate) use super::report::{BreakerState, Transition};
+use super::ring::Ring;
+pub(crate) use super::ticket::{Ticket, Verdict};
+use super::ticket::{CLOSED, STATE};
 use super::window::{Counts, Window};
 use crate::clock::Clock;
 use crate::loom::{lock, AtomicU64, Mutex, Ordering};
 
-/// The state's bits.
-const STATE: u64 = 0b11;
-const CLOSED: u64 = 0;
-const OPEN: u64 = 1;
+pub(super) const OPEN: u64 = 1;
 const HALF_OPEN: u64 = 2;
 /// The state and the epoch: the low 32 bits.
-const HEAD: u64 = u32::MAX as u64;
+pub(super) const HEAD: u64 = u32::MAX as u64;
 /// One more epoch.
 const EPOCH: u64 = 1 << 2;
 /// One probe in flight.
@@ -63,64 +63,31 @@ const SUCCEEDED: u64 = 1 << 48;
 /// holds it, so a success under it fails the fast path's one compare of
 /// the word with its ticket and is counted out of line. Every transition
 /// writes a word without it.
-const JUDGE: u64 = 1 << 32;
-
-/// What one attempt did, as a breaker counts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// Succeeded, or failed `Permanent` (the dependency answered).
-    Success,
-    /// Failed `Transient` or `Uncertain`, or timed out.
-    Failure,
-    /// Cancelled, panicked, or `Throttled` by the handler: not counted.
-    Neutral,
-}
-
-/// The word an attempt was admitted under, and when it started (only with
-/// `slow_call`).
-#[derive(Debug, Clone, Copy)]
-#[must_use]
-pub(crate) struct Ticket {
-    word: u64,
-    started: u64,
-}
-
-impl Ticket {
-    /// The ticket of a call whose first attempt has not started (its pass
-    /// holds nothing), or whose breaker is missing (`bind` checks it
-    /// exists): a closed ticket, so a pass dropped with it ends nothing.
-    pub(crate) const NONE: Ticket = Ticket {
-        word: 0,
-        started: 0,
-    };
-
-    /// Whether it is a probe's (half-open) ticket.
-    #[inline(always)]
-    pub(crate) fn is_probe(self) -> bool {
-        self.word & STATE != CLOSED
-    }
-}
+pub(super) const JUDGE: u64 = 1 << 32;
 
 /// A breaker's state in one runtime.
 pub(crate) struct Circuit {
     /// The declaration.
     pub(crate) breaker: Breaker,
     /// State, epoch, and the half-open probes (see the module doc).
-    word: AtomicU64,
+    pub(super) word: AtomicU64,
     /// While open: when the open period ends (ns since `base`).
-    open_until: AtomicU64,
-    /// The attempts of the last `window`.
-    window: Window,
+    pub(super) open_until: AtomicU64,
+    /// The attempts of the last `window` (a time window; unused with a
+    /// count window).
+    pub(super) window: Window,
+    /// The last N attempts (a count window), if the window is one.
+    pub(super) ring: Option<Ring>,
     /// One bucket, in ns (never zero: a division by it needs no check).
-    bucket: NonZeroU64,
+    pub(super) bucket: NonZeroU64,
     /// `slow_call` in ns; `u64::MAX` without one.
-    slow: u64,
+    pub(super) slow: u64,
     /// Times it opened.
-    opened: AtomicU64,
+    pub(super) opened: AtomicU64,
     /// Calls and retries it refused.
-    refused: AtomicU64,
+    pub(super) refused: AtomicU64,
     /// Held by moves to open (they write `open_until`, then the word).
-    transitions: Mutex<()>,
+    pub(super) transitions: Mutex<()>,
     /// The breaker's clock (its zero: when the circuit was made).
     clock: Clock,
 }
@@ -130,13 +97,19 @@ impl Circuit {
     /// starting now.
     pub(crate) fn new(breaker: Breaker) -> Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let (span, ring) = match breaker.window() {
+            BreakerWindow::Time(span) => (nanos(span), None),
+            BreakerWindow::Count(calls) => {
+                (0, Some(Ring::new(calls, breaker.slow_call().is_some())))
+            }
+        };
         Circuit {
             breaker,
             word: AtomicU64::new(CLOSED),
             open_until: AtomicU64::new(0),
             window: Window::new(),
-            bucket: NonZeroU64::new(nanos(breaker.window()) / u64::from(BUCKETS))
-                .unwrap_or(NonZeroU64::MIN),
+            ring,
+            bucket: NonZeroU64::new(span / u64::from(BUCKETS)).unwrap_or(NonZeroU64::MIN),
             slow: breaker.slow_call().map_or(u64::MAX, |(t, _)| nanos(t)),
             opened: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -244,13 +217,29 @@ impl Circuit {
     /// Empties the window, as closing does (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn window_cleared(&self) {
-        self.window.clear();
+        self.clear_window();
     }
 
     /// The window's counts at `now` (for tests).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn counts(&self, now: u64) -> Counts {
-        self.window.sum(now / self.bucket)
+        self.counts_at(now)
+    }
+
+    /// What the window holds at `now` (a count window's, whenever).
+    pub(super) fn counts_at(&self, now: u64) -> Counts {
+        match &self.ring {
+            Some(ring) => ring.sum(),
+            None => self.window.sum(now / self.bucket),
+        }
+    }
+
+    /// Empties the window (a new one starts).
+    fn clear_window(&self) {
+        match &self.ring {
+            Some(ring) => ring.clear(),
+            None => self.window.clear(),
+        }
     }
 
     /// [`pass`](Circuit::pass) past the closed state, at `now`: also the
@@ -326,99 +315,11 @@ impl Circuit {
             Verdict::Failure => true,
             Verdict::Success => false,
         };
+        if let Some(ring) = &self.ring {
+            self.counted_in(ring, ticket, failed);
+            return;
+        }
         self.counted(ticket, failed, self.now());
-    }
-
-    /// A closed attempt (`ticket`) that ended at `now`, `failed` or not,
-    /// counted in the window if the breaker is still in the state and
-    /// epoch it started in; the rates then judged if it may open the
-    /// breaker (see the module doc). The transition it made, if any.
-    #[inline(always)]
-    pub(crate) fn counted(&self, ticket: Ticket, failed: bool, now: u64) -> Option<Transition> {
-        let slow = self.slow != u64::MAX && self.is_slow(ticket, now);
-        // A success is counted here, unjudged, only if the word is its
-        // ticket's: closed, the same epoch, and without `JUDGE` (the
-        // ticket never holds it), so the check that the success may skip
-        // the judgement costs nothing more than the epoch's check. Any
-        // other success goes out of line, which drops a stale one.
-        if !failed
-            && !slow
-            && self.word.load(Ordering::Acquire) == ticket.word
-            && self.window.add_success(now, self.bucket.get())
-        {
-            return None;
-        }
-        self.counted_slow(ticket, failed, slow, now)
-    }
-
-    /// Whether the attempt admitted with `ticket`, ended at `now`, was
-    /// slow (with `slow_call`). Out of line: without `slow_call` the
-    /// closed path only compares `slow` with its sentinel.
-    #[inline(never)]
-    fn is_slow(&self, ticket: Ticket, now: u64) -> bool {
-        now.saturating_sub(ticket.started) >= self.slow
-    }
-
-    /// [`counted`](Circuit::counted) of a failure, a slow attempt, a
-    /// success while the word holds [`JUDGE`], or a success the window's
-    /// cursor could not take (the first of a period): out of line, and
-    /// judged. A stale ticket's attempt counts nothing.
-    #[cold]
-    #[inline(never)]
-    fn counted_slow(
-        &self,
-        ticket: Ticket,
-        failed: bool,
-        slow: bool,
-        now: u64,
-    ) -> Option<Transition> {
-        if self.word.load(Ordering::Acquire) & HEAD != ticket.word {
-            return None;
-        }
-        let period = now / self.bucket;
-        self.window.add(period, failed, slow);
-        self.judged(ticket, now)
-    }
-
-    /// An attempt counted while closed (under `ticket`): opens the breaker
-    /// if the window holds at least `min_calls` attempts and its rates
-    /// reach a threshold. Below `min_calls` with failures in the window,
-    /// sets [`JUDGE`] (so the success that reaches `min_calls` is judged);
-    /// at or above it, clears it.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn judged(&self, ticket: Ticket, now: u64) -> Option<Transition> {
-        let guard = lock(&self.transitions);
-        // Only this lock's holder changes a closed word (a plain store).
-        let word = self.word.load(Ordering::Acquire);
-        if word & HEAD != ticket.word {
-            return None;
-        }
-        let counts = self.window.sum(now / self.bucket);
-        let judge = |on: bool| {
-            if (word & JUDGE != 0) != on {
-                self.word.store(word ^ JUDGE, Ordering::Release);
-            }
-        };
-        if counts.calls < u64::from(self.breaker.min_calls()) {
-            judge(counts.failures > 0);
-            return None;
-        }
-        let over = |part: u64, percent: u8| part * 100 >= u64::from(percent) * counts.calls;
-        let slow_over = self
-            .breaker
-            .slow_call()
-            .is_some_and(|(_, rate)| over(counts.slow, rate));
-        if !over(counts.failures, self.breaker.failure_rate()) && !slow_over {
-            judge(false);
-            return None;
-        }
-        self.open_until
-            .store(now.saturating_add(self.open_nanos()), Ordering::Relaxed);
-        self.word.store(OPEN | next_epoch(word), Ordering::Release);
-        self.opened.fetch_add(1, Ordering::Relaxed);
-        drop(guard);
-        Some(self.report_with(BreakerState::Closed, BreakerState::Open, counts))
     }
 
     /// A probe (admitted with `ticket`) ended so, at `now`: a failure
@@ -452,7 +353,7 @@ impl Circuit {
             };
             if closes {
                 // A new window starts with the closed state.
-                self.window.clear();
+                self.clear_window();
                 next = CLOSED | next_epoch(word);
             }
             match self
@@ -495,24 +396,35 @@ impl Circuit {
     }
 
     /// `open_for`, in ns.
-    fn open_nanos(&self) -> u64 {
+    pub(super) fn open_nanos(&self) -> u64 {
         u64::try_from(self.breaker.open_for().as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Reports the move `from` → `to` at `now`, with the window then.
     fn report(&self, from: BreakerState, to: BreakerState, now: u64) -> Transition {
-        self.report_with(from, to, self.window.sum(now / self.bucket))
+        self.report_with(from, to, self.counts_at(now))
     }
 
-    fn report_with(&self, from: BreakerState, to: BreakerState, counts: Counts) -> Transition {
+    pub(super) fn report_with(
+        &self,
+        from: BreakerState,
+        to: BreakerState,
+        counts: Counts,
+    ) -> Transition {
         let moved = Transition { from, to, counts };
         crate::events::breaker_moved(self.breaker.name(), moved);
         moved
     }
 
-    /// The state now, the window's counts, times opened, calls refused.
-    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64) {
+    /// The state now, the window's counts, times opened, calls refused,
+    /// probes in flight (half-open).
+    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64, u16) {
         let word = self.word.load(Ordering::Acquire);
+        let probing = if word & STATE == HALF_OPEN {
+            ((word / IN_FLIGHT) & 0xFFFF) as u16
+        } else {
+            0
+        };
         let mut state = state_of(word);
         if state == BreakerState::Open && self.now() >= self.open_until.load(Ordering::Acquire) {
             // The next call will find it half-open.
@@ -520,9 +432,10 @@ impl Circuit {
         }
         (
             state,
-            self.window.sum(self.now() / self.bucket),
+            self.counts_at(self.now()),
             self.opened.load(Ordering::Relaxed),
             self.refused.load(Ordering::Relaxed),
+            probing,
         )
     }
 }
@@ -538,6 +451,6 @@ fn state_of(word: u64) -> BreakerState {
 
 /// `word`'s next epoch (wrapping), without the state and probe counts.
 #[inline]
-fn next_epoch(word: u64) -> u64 {
+pub(super) fn next_epoch(word: u64) -> u64 {
     (word & HEAD & !STATE).wrapping_add(EPOCH) & HEAD & !STATE
 }

@@ -13,10 +13,37 @@ pub const BUCKETS: u32 = 10;
 /// The shortest bucket: a window is at least `BUCKETS` of these (10 ms).
 pub const MIN_BUCKET: Duration = Duration::from_millis(1);
 
+/// The most attempts a count window may hold.
+pub const MAX_WINDOW_CALLS: u32 = 100_000;
+
+/// What a breaker's rates are measured over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BreakerWindow {
+    /// The attempts that ended in the last span of time (in [`BUCKETS`]
+    /// buckets that each expire on time): each attempt reads the clock
+    /// once, when it ends (`window = "10s"`).
+    Time(Duration),
+    /// The last this many attempts, whenever they ended: a closed attempt
+    /// reads no clock (unless a slow-call threshold needs its duration)
+    /// (`window = 100`).
+    Count(u32),
+}
+
+impl std::fmt::Display for BreakerWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BreakerWindow::Time(span) => write!(f, "the last {span:?}"),
+            BreakerWindow::Count(calls) => write!(f, "the last {calls} attempts"),
+        }
+    }
+}
+
 /// A named circuit breaker's thresholds: a value, usable in `const`.
 ///
 /// The breaker counts every attempt of every operation naming it, over the
-/// last `window` (in [`BUCKETS`] buckets that each expire on time): once it
+/// last `window` (in [`BUCKETS`] buckets that each expire on time), or,
+/// with [`with_count_window`](Breaker::with_count_window), over the last N
+/// attempts ([`BreakerWindow`]): once it
 /// has seen at least `min_calls` attempts there and the failure rate (or,
 /// with [`with_slow_call`](Breaker::with_slow_call), the slow rate) reaches
 /// its threshold (judged at every attempt recorded, so a success can be the
@@ -54,7 +81,7 @@ pub struct Breaker {
     name: &'static str,
     failure_rate: u8,
     min_calls: u32,
-    window: Duration,
+    window: BreakerWindow,
     open_for: Duration,
     probes: u16,
     slow_call: Option<Duration>,
@@ -70,7 +97,7 @@ impl Breaker {
             name,
             failure_rate: 50,
             min_calls: 10,
-            window: Duration::from_secs(10),
+            window: BreakerWindow::Time(Duration::from_secs(10)),
             open_for: Duration::from_secs(30),
             probes: 1,
             slow_call: None,
@@ -92,9 +119,20 @@ impl Breaker {
     }
 
     /// The span of time the rates are measured over (at least
-    /// `BUCKETS × MIN_BUCKET`, 10 ms).
+    /// `BUCKETS × MIN_BUCKET`, 10 ms): a time window, in place of any
+    /// window set before.
     pub const fn with_window(mut self, window: Duration) -> Self {
-        self.window = window;
+        self.window = BreakerWindow::Time(window);
+        self
+    }
+
+    /// The rates are measured over the last `calls` attempts (1 to
+    /// [`MAX_WINDOW_CALLS`], and at least `min_calls`), whenever they
+    /// ended: a count window, in place of any window set before. A closed
+    /// attempt then reads no clock, unless a slow-call threshold needs its
+    /// duration (read when it starts and when it ends).
+    pub const fn with_count_window(mut self, calls: u32) -> Self {
+        self.window = BreakerWindow::Count(calls);
         self
     }
 
@@ -135,8 +173,9 @@ impl Breaker {
         self.min_calls
     }
 
-    /// The window the rates are measured over.
-    pub const fn window(&self) -> Duration {
+    /// The window the rates are measured over: a span of time, or a
+    /// number of attempts.
+    pub const fn window(&self) -> BreakerWindow {
         self.window
     }
 
@@ -186,11 +225,29 @@ impl Breaker {
         if self.open_for.is_zero() {
             return Err(invalid("`open_for` is 0".to_owned()));
         }
-        if self.window < MIN_BUCKET * BUCKETS {
-            return Err(invalid(format!(
-                "`window` is {:?}, shorter than {BUCKETS} buckets of {:?}",
-                self.window, MIN_BUCKET
-            )));
+        match self.window {
+            BreakerWindow::Time(span) if span < MIN_BUCKET * BUCKETS => {
+                return Err(invalid(format!(
+                    "`window` is {span:?}, shorter than {BUCKETS} buckets of {MIN_BUCKET:?}"
+                )));
+            }
+            BreakerWindow::Count(0) => {
+                return Err(invalid(
+                    "`window` is 0 attempts; a count window holds at least 1".to_owned(),
+                ));
+            }
+            BreakerWindow::Count(calls) if calls > MAX_WINDOW_CALLS => {
+                return Err(invalid(format!(
+                    "`window` is {calls} attempts, more than {MAX_WINDOW_CALLS}"
+                )));
+            }
+            BreakerWindow::Count(calls) if calls < self.min_calls => {
+                return Err(invalid(format!(
+                    "`window` holds {calls} attempts, fewer than `min_calls` ({}): it would never judge",
+                    self.min_calls
+                )));
+            }
+            _ => {}
         }
         if self.slow_call.is_some() && !(1..=100).contains(&self.slow_rate) {
             return Err(invalid(format!(

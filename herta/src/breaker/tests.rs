@@ -357,3 +357,67 @@ fn a_bucket_skipped_for_a_stamp_range_does_not_come_back() {
     assert_eq!(c.counts(wrapped + 3 * S).calls, 1);
     assert_eq!(c.counts(wrapped + 3 * S).failures, 0);
 }
+
+/// A count window's counts follow the last `size` attempts exactly, as a
+/// queue of them does, through many laps of the ring and an emptying.
+#[test]
+fn a_count_window_holds_exactly_the_last_attempts() {
+    use super::ring::Ring;
+    use std::collections::VecDeque;
+    for size in [1u32, 3, 64, 65, 100] {
+        let ring = Ring::new(size, true);
+        let mut model: VecDeque<(bool, bool)> = VecDeque::new();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(size);
+        for i in 0..1_000u32 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let (failed, slow) = (seed % 3 == 0, seed % 5 == 0);
+            if i == 500 {
+                ring.clear();
+                model.clear();
+            }
+            let slot = ring.take();
+            if failed || slow || !ring.holds_success(slot) {
+                ring.put(slot, failed, slow);
+            }
+            model.push_back((failed || slow, slow));
+            if model.len() > size as usize {
+                model.pop_front();
+            }
+            let counts = ring.sum();
+            let failures = model.iter().filter(|a| a.0).count() as u64;
+            let slows = model.iter().filter(|a| a.1).count() as u64;
+            assert_eq!(
+                (counts.calls, counts.failures, counts.slow),
+                (model.len() as u64, failures, slows),
+                "size {size}, attempt {i}"
+            );
+        }
+    }
+}
+
+/// A count window judges the success that brings it to `min_calls` (the
+/// window held failures: the word holds `JUDGE`), and opens at it.
+#[test]
+fn a_count_window_judges_a_success_that_reaches_min_calls() {
+    let c = Circuit::new(
+        Breaker::new("count")
+            .with_count_window(4)
+            .with_min_calls(3)
+            .with_failure_rate(50),
+    );
+    let ended = |verdict| {
+        let ticket = c.pass_now(0).expect("closed").0;
+        c.ended(ticket, verdict);
+    };
+    ended(Verdict::Failure);
+    ended(Verdict::Failure);
+    assert_eq!(c.state(), BreakerState::Closed, "no verdict before 3");
+    ended(Verdict::Success);
+    assert_eq!(
+        c.state(),
+        BreakerState::Open,
+        "2 of 3, judged at the success"
+    );
+}

@@ -166,8 +166,8 @@ impl fmt::Display for Stats {
         for b in &self.breakers {
             write!(
                 f,
-                "\nbreaker {}: {}, failure rate {}% of {} calls in the window, opened {}, refused {}",
-                b.name, b.state, b.failure_rate, b.calls, b.opened, b.refused
+                "\nbreaker {}: {}, failure rate {}% of {} calls in the window ({}), opened {}, refused {}",
+                b.name, b.state, b.failure_rate, b.calls, b.window, b.opened, b.refused
             )?;
         }
         if !self.operations.is_empty() {

@@ -251,7 +251,7 @@ async fn failures_open_it_and_calls_are_refused_without_reaching_upstream() {
     );
     assert_eq!(stats.throttled, 1);
     assert!(stats.to_string().contains(
-        "breaker upstream: open, failure rate 75% of 4 calls in the window, opened 1, refused 1"
+        "breaker upstream: open, failure rate 75% of 4 calls in the window (the last 10s), opened 1, refused 1"
     ));
 }
 

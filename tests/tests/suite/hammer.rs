@@ -14,6 +14,14 @@
 //! the handlers), and the stats' rejected / throttled / cancelled / panicked
 //! counts equal to what the callers saw.
 //!
+//! An eighth operation names a circuit breaker (a count window of 8
+//! attempts, open for 1 ms, 2 probes), which the handlers' transient
+//! failures open again and again: inside its handlers the breaker never
+//! has more probes in flight than it allows, and after every iteration
+//! every probe's slot is back (the calls cancelled or panicked included),
+//! its refusals are the breaker-refused calls the callers saw, and it
+//! opened before it refused or left closed.
+//!
 //! `HERTA_HAMMER_ITERATIONS` sets the number of iterations (default 200);
 //! `HERTA_HAMMER_SEED` varies the schedule of calls and shutdown points.
 
@@ -29,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use common::{all_free, env_count, quiet_deliberate_panics, Rng, DELIBERATE};
 use futures_util::FutureExt;
-use herta::{Context, Contract, Error, Failure, Resource, Runtime};
+use herta::{BreakerState, Busy, Context, Contract, Error, Failure, Resource, Runtime};
 use tokio::sync::Notify;
 
 const TASKS: u64 = 16;
@@ -42,6 +50,15 @@ const RESOURCES: [Resource; 3] = [
     Resource::new("io", 3),
     Resource::new("mem", 6),
 ];
+
+/// The probes the breaker lets through in one half-open period.
+const PROBES: u16 = 2;
+
+herta::breakers! {
+    /// Opened by a quarter of the last 8 attempts failed, for 1 ms.
+    GUARD: "guard" = breaker(window = 8, min_calls = 4, failure_rate = 25, open_for = "1ms",
+                             probes = 2);
+}
 
 /// What one call's handler does.
 #[derive(Debug, Clone, Copy)]
@@ -100,6 +117,12 @@ async fn hasty(ctx: Context, key: u8, act: Act, meter: Arc<Meter>) -> Reply {
     work(Hasty::CONTRACT, ctx, key, act, &meter).await
 }
 
+#[herta::operation(effect = Idempotent, resources("cpu" = 1, "io" = 1), breaker = GUARD,
+                   retry(on = Transient, max = 2))]
+async fn guarded(ctx: Context, key: u8, act: Act, meter: Arc<Meter>) -> Reply {
+    work(Guarded::CONTRACT, ctx, key, act, &meter).await
+}
+
 #[derive(Clone)]
 struct Ops {
     plain: Plain,
@@ -109,6 +132,7 @@ struct Ops {
     scoped: Scoped,
     scoped_reject: ScopedReject,
     hasty: Hasty,
+    guarded: Guarded,
 }
 
 type CallResult = Result<u32, Error<Failure<u32>>>;
@@ -123,6 +147,7 @@ impl Ops {
             scoped: Scoped::bind(rt).unwrap(),
             scoped_reject: ScopedReject::bind(rt).unwrap(),
             hasty: Hasty::bind(rt).unwrap(),
+            guarded: Guarded::bind(rt).unwrap(),
         }
     }
 
@@ -134,7 +159,8 @@ impl Ops {
             3 => self.everything.call(key, act, meter).await,
             4 => self.scoped.call(key, act, meter).await,
             5 => self.scoped_reject.call(key, act, meter).await,
-            _ => self.hasty.call(key, act, meter).await,
+            6 => self.hasty.call(key, act, meter).await,
+            _ => self.guarded.call(key, act, meter).await,
         }
     }
 }
@@ -146,11 +172,14 @@ struct Meter {
     keys: [[AtomicU32; 8]; 3],
     violations: AtomicU64,
     first_violation: Mutex<Option<String>>,
+    /// The runtime, whose breaker's probes the handlers read.
+    rt: Runtime,
 }
 
 impl Meter {
-    fn new() -> Arc<Self> {
+    fn new(rt: &Runtime) -> Arc<Self> {
         Arc::new(Meter {
+            rt: rt.clone(),
             in_use: Default::default(),
             keys: Default::default(),
             violations: AtomicU64::new(0),
@@ -232,6 +261,12 @@ impl Drop for Inside<'_> {
 
 async fn work(contract: Contract, ctx: Context, key: u8, act: Act, meter: &Meter) -> Reply {
     let _inside = Inside::enter(meter, contract, key);
+    if contract.breaker().is_some() {
+        let probing = meter.rt.stats().breaker("guard").map_or(0, |b| b.probing);
+        if probing > PROBES {
+            meter.violation(format!("{probing} probes in flight, at most {PROBES}"));
+        }
+    }
     if ctx.attempt() > ctx.max_attempts() {
         meter.violation(format!(
             "attempt {} of {}",
@@ -280,6 +315,8 @@ struct Seen {
     failed: u64,
     timed_out: u64,
     throttled: u64,
+    /// Of `throttled`, refused by the breaker.
+    broken: u64,
     stopping: u64,
     panicked: u64,
     cancelled: u64,
@@ -291,6 +328,7 @@ impl Seen {
         self.failed += o.failed;
         self.timed_out += o.timed_out;
         self.throttled += o.throttled;
+        self.broken += o.broken;
         self.stopping += o.stopping;
         self.panicked += o.panicked;
         self.cancelled += o.cancelled;
@@ -319,6 +357,7 @@ async fn caller(
     for _ in 0..CALLS {
         let op = match rng.below(32) {
             0 => 6, // hasty: real-clock timeouts are slow, keep them rare
+            1..=5 => 7,
             n => n % 6,
         };
         let key = rng.below(8) as u8;
@@ -384,7 +423,10 @@ async fn caller(
             Some(Ok(Ok(_))) => seen.ok += 1,
             Some(Ok(Err(Error::Failed { .. }))) => seen.failed += 1,
             Some(Ok(Err(Error::TimedOut { .. }))) => seen.timed_out += 1,
-            Some(Ok(Err(Error::Throttled { .. }))) => seen.throttled += 1,
+            Some(Ok(Err(Error::Throttled { busy, .. }))) => {
+                seen.throttled += 1;
+                seen.broken += u64::from(matches!(busy, Busy::Breaker { .. }));
+            }
             Some(Ok(Err(Error::Stopping { .. }))) => seen.stopping += 1,
             Some(Ok(Err(other))) => panic!("unexpected error {other:?}"),
         }
@@ -396,10 +438,11 @@ async fn iteration(i: u64, seed: u64) -> Seen {
     let rt = RESOURCES
         .iter()
         .fold(Runtime::builder(), |b, r| b.resource(*r))
+        .breaker(GUARD)
         .build()
         .unwrap();
     let ops = Ops::bind(&rt);
-    let meter = Meter::new();
+    let meter = Meter::new(&rt);
     let mut rng = Rng::new(seed ^ i.wrapping_mul(0x1000_0001));
     // Shut down after this many calls were issued: anywhere in the
     // iteration, and in some iterations only after every call.
@@ -492,6 +535,12 @@ async fn iteration(i: u64, seed: u64) -> Seen {
         "{ctx}"
     );
     assert!(s.admitted + seen.stopping >= TASKS * CALLS, "{ctx}");
+    let guard = s.breaker("guard").expect("declared");
+    assert_eq!(guard.probing, 0, "every probe's slot given back; {ctx}");
+    assert_eq!(guard.refused, seen.broken, "breaker refusals; {ctx}");
+    if guard.refused > 0 || guard.state != BreakerState::Closed {
+        assert!(guard.opened > 0, "it opened before it refused; {ctx}");
+    }
     let violations = meter.violations.load(Ordering::SeqCst);
     assert_eq!(
         violations,

@@ -14,6 +14,7 @@ mod backoff;
 mod bad_input;
 mod bounded_waiting;
 mod breaker;
+mod breaker_count;
 mod cancellation;
 mod cancellation_sweep;
 mod card;

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use herta::{Breaker, Failure, Runtime};
+use herta::{Breaker, BreakerWindow, Failure, Runtime};
 
 herta::breakers! {
     /// The payments provider.
@@ -8,6 +8,8 @@ herta::breakers! {
                                        open_for = "30s", probes = 2);
     pub(crate) SEARCH: "search" = breaker(slow_call = "2s", slow_rate = 80);
     DEFAULTS: "defaults" = breaker();
+    /// The last 100 attempts, whenever they ended.
+    pub LAST_100: "last-100" = breaker(window = 100, min_calls = 20);
 }
 
 #[herta::operation(effect = NonIdempotent, breaker = PAYMENTS)]
@@ -27,6 +29,8 @@ fn main() {
     assert_eq!(PAYMENTS.probes(), 2);
     assert_eq!(SEARCH.slow_call(), Some((Duration::from_secs(2), 80)));
     assert_eq!(DEFAULTS, Breaker::new("defaults"));
+    assert_eq!(LAST_100.window(), BreakerWindow::Count(100));
+    assert_eq!(PAYMENTS.window(), BreakerWindow::Time(Duration::from_secs(10)));
     assert_eq!(Charge::CONTRACT.breaker(), Some("payments"));
     assert_eq!(Search::CONTRACT.breaker(), Some("search"));
     assert_eq!(CallPayments::CONTRACT.breaker(), Some("payments"));
@@ -34,6 +38,7 @@ fn main() {
         .resource(herta::Resource::new("worker", 1))
         .breaker(PAYMENTS)
         .breaker(SEARCH)
+        .breaker(LAST_100)
         .build()
         .unwrap();
     let _ = (Charge::bind(&rt).unwrap(), Search::bind(&rt).unwrap());
