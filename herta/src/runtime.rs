@@ -393,8 +393,9 @@ impl RuntimeBuilder {
 
 /// The figures of `circuit`, now.
 fn breaker_stats(circuit: &Circuit) -> BreakerStats {
-    let (state, counts, opened, refused) = circuit.snapshot();
+    let (state, counts, opened, refused, open_left) = circuit.snapshot();
     BreakerStats {
+        open_left: std::time::Duration::from_nanos(open_left),
         name: circuit.breaker.name(),
         state,
         failure_rate: counts.failure_rate(),

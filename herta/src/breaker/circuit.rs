@@ -510,20 +510,21 @@ impl Circuit {
         moved
     }
 
-    /// The state now, the window's counts, times opened, calls refused.
-    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64) {
-        let word = self.word.load(Ordering::Acquire);
+    /// The state now, the window's counts, times opened, calls refused,
+    /// and the nanoseconds left open (0 unless open).
+    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64, u64) {
+        let (word, now) = (self.word.load(Ordering::Acquire), self.now());
+        let left = self.open_until.load(Ordering::Acquire).saturating_sub(now);
         let mut state = state_of(word);
-        if state == BreakerState::Open && self.now() >= self.open_until.load(Ordering::Acquire) {
+        if state == BreakerState::Open && left == 0 {
             // The next call will find it half-open.
             state = BreakerState::HalfOpen;
         }
-        (
-            state,
-            self.window.sum(self.now() / self.bucket),
-            self.opened.load(Ordering::Relaxed),
-            self.refused.load(Ordering::Relaxed),
-        )
+        let (opened, refused) = (&self.opened, &self.refused);
+        let open_left = if state == BreakerState::Open { left } else { 0 };
+        let counts = self.window.sum(now / self.bucket);
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        (state, counts, load(opened), load(refused), open_left)
     }
 }
 
