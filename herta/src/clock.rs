@@ -72,8 +72,17 @@ impl Clock {
 
     /// The instant `ns` after the zero, at most 30 years after it (for a
     /// timer: a later one would never fire in a process's life anyway).
+    #[cfg(test)]
     pub(crate) fn instant_at(&self, ns: u64) -> Instant {
         self.zero + Duration::from_nanos(ns).min(FAR)
+    }
+
+    /// The instant `ns` after the zero if it is within 30 years of it (a
+    /// timer's range); `None` beyond, where [`instant_at`](Self::instant_at)
+    /// would answer the range's end, too early.
+    pub(crate) fn instant_within(&self, ns: u64) -> Option<Instant> {
+        let span = Duration::from_nanos(ns);
+        (span <= FAR).then(|| self.zero + span)
     }
 }
 

@@ -42,6 +42,7 @@ pub struct Contract {
     max_wait: Option<Duration>,
     deadline: Option<Duration>,
     breaker: Option<&'static str>,
+    breaker_constant: Option<&'static str>,
 }
 
 impl Contract {
@@ -61,6 +62,7 @@ impl Contract {
             max_wait,
             deadline,
             breaker,
+            breaker_constant,
         } = fields;
         Contract {
             operation,
@@ -75,6 +77,7 @@ impl Contract {
             max_wait,
             deadline,
             breaker,
+            breaker_constant,
         }
     }
 
@@ -174,6 +177,13 @@ impl Contract {
     pub const fn breaker(&self) -> Option<&'static str> {
         self.breaker
     }
+
+    /// The constant the contract named its breaker by, as written
+    /// (`Some("PAYMENTS")` for `breaker = PAYMENTS`); `None` when it named
+    /// the breaker by a string, or names none.
+    pub const fn breaker_constant(&self) -> Option<&'static str> {
+        self.breaker_constant
+    }
 }
 
 /// A contract, field by field: what `#[herta::operation]` and
@@ -205,6 +215,8 @@ pub struct ContractFields {
     pub deadline: Option<Duration>,
     /// The circuit breaker's name, if any.
     pub breaker: Option<&'static str>,
+    /// The constant that named the breaker, as written, if a constant did.
+    pub breaker_constant: Option<&'static str>,
 }
 
 impl ContractFields {
@@ -219,12 +231,17 @@ impl ContractFields {
 pub struct ResourceUse {
     resource: &'static str,
     units: u32,
+    constant: Option<&'static str>,
 }
 
 impl ResourceUse {
     #[doc(hidden)]
-    pub const fn __new(resource: &'static str, units: u32) -> Self {
-        ResourceUse { resource, units }
+    pub const fn __new(resource: &'static str, units: u32, constant: Option<&'static str>) -> Self {
+        ResourceUse {
+            resource,
+            units,
+            constant,
+        }
     }
 
     /// The resource's name, as declared with [`Resource::new`](crate::Resource::new).
@@ -235,6 +252,13 @@ impl ResourceUse {
     /// How many units of it one call holds (at least 1).
     pub const fn units(&self) -> u32 {
         self.units
+    }
+
+    /// The constant the contract named the resource by, as written
+    /// (`Some("UP_RATE")` for `resources(UP_RATE = 1)`); `None` when it
+    /// named the resource by a string.
+    pub const fn constant(&self) -> Option<&'static str> {
+        self.constant
     }
 }
 

@@ -80,7 +80,8 @@ impl Spec<'_> {
             .zip(&self.resources)
             .map(|(name, r)| {
                 let units = r.units;
-                quote!(::herta::ResourceUse::__new(#name, #units))
+                let constant = constant_as_written(r.key);
+                quote!(::herta::ResourceUse::__new(#name, #units, #constant))
             });
         let (retry_on, max) = match &self.retry {
             Some(retry) => {
@@ -132,6 +133,10 @@ impl Spec<'_> {
             None => none,
         };
         let breaker = self.breaker_name();
+        let breaker_constant = match &self.attr.breaker {
+            Some(key) => constant_as_written(key),
+            None => quote!(::core::option::Option::None),
+        };
         quote! {{
             const RESOURCES: &[::herta::ResourceUse] = &[#(#resources),*];
             const RETRY_ON: &[::herta::Outcome] = &[#retry_on];
@@ -148,6 +153,7 @@ impl Spec<'_> {
                 max_wait: #max_wait,
                 deadline: #deadline,
                 breaker: #breaker,
+                breaker_constant: #breaker_constant,
             }
             .into_contract()
         }}
@@ -233,5 +239,28 @@ impl Spec<'_> {
             ));
         }
         lines
+    }
+}
+
+/// `Some("UP_RATE")` for a budget or breaker named by a constant, its path
+/// as the user wrote it (segments joined by `::`), so `bind` can tell the
+/// user to add that constant; `None` for a name written as a string.
+fn constant_as_written(key: &ResourceKey) -> TokenStream {
+    match key {
+        ResourceKey::Name(_) => quote!(::core::option::Option::None),
+        ResourceKey::Path(path) => {
+            let written = path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            let written = if path.leading_colon.is_some() {
+                format!("::{written}")
+            } else {
+                written
+            };
+            quote!(::core::option::Option::Some(#written))
+        }
     }
 }

@@ -136,14 +136,14 @@ impl<'a> Future for Acquire<'a> {
             drop(state);
             match due {
                 None => return Poll::Pending,
-                Some(due) => match arm(arbiter, this.timer, due, cx) {
+                Some(due) => match arm(arbiter, this.timer, due, now.ns(), cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(at) => fired = Some(at),
                 },
             }
         } else if let Some(timer) = this.timer.as_mut() {
             if timer.as_mut().poll(cx).is_ready() {
-                fired = Some(timer.deadline());
+                fired = Some(arbiter.clock.ns_at(timer.deadline()));
                 *this.timer = None;
             }
         }
@@ -156,7 +156,7 @@ impl<'a> Future for Acquire<'a> {
 fn waiting<'a>(
     this: &mut AcquireProj<'_, 'a>,
     cx: &mut Context<'_>,
-    mut fired: Option<tokio::time::Instant>,
+    mut fired: Option<u64>,
 ) -> Poll<Result<Permit<'a>, AcquireError>> {
     let (arbiter, needs) = (*this.arbiter, *this.needs);
     loop {
@@ -167,7 +167,7 @@ fn waiting<'a>(
             // A head's timer fired: a pass runs as of its instant, so
             // the timer's lag is not charged to the bucket.
             Some(at) => {
-                let mut now = Now::at(&arbiter.clock, arbiter.clock.ns_at(at));
+                let mut now = Now::at(&arbiter.clock, at);
                 st.pass(&arbiter.budgets, &mut wake, &mut now);
                 now
             }
@@ -194,10 +194,12 @@ fn waiting<'a>(
                 *this.timer = None;
                 return Poll::Pending;
             }
-            Some(due) => match arm(arbiter, this.timer, due, cx) {
+            Some(due) => match arm(arbiter, this.timer, due, now.ns(), cx) {
                 Poll::Pending => return Poll::Pending,
-                // Due already (a later instant than the last pass's):
-                // a pass as of it.
+                // Due already (the head was polled after its units came
+                // to exist, or its timer fired): a pass as of that
+                // instant, which grants it or names the head that must
+                // time the next units.
                 Poll::Ready(at) => fired = Some(at),
             },
         }
@@ -205,8 +207,9 @@ fn waiting<'a>(
 }
 
 /// When the waiter with `ticket` (of `needs`) is the head of one of its
-/// rate budgets: the instant all of its rate units exist, if later than
-/// `now` (see `rate.rs`, "Waiting").
+/// rate budgets: the instant all of its rate units exist (see `rate.rs`,
+/// "Waiting"), `now` or earlier when they exist already: then a pass must
+/// run as of it, since no timer will.
 fn rate_due(
     arbiter: &Arbiter,
     state: &State,
@@ -228,18 +231,30 @@ fn rate_due(
         })
         .max()
         .unwrap_or(t);
-    (due > t).then_some(due)
+    Some(due)
 }
 
 /// Arms (or keeps) the timer for `due` and polls it: `Ready` with its
-/// instant when that has come already.
+/// instant (ns on the arbiter's clock) when that has come already (`due`
+/// at most `now`: no timer built). A `due` beyond the clock's range (units decades away, or never:
+/// see `Clock::instant_within`) arms no timer: the waiter waits for a
+/// pass (a departure, a new rate) or its own limit, instead of a timer
+/// that would fire at the range's end and be re-armed there at once.
 fn arm(
     arbiter: &Arbiter,
     timer: &mut Option<Pin<Box<tokio::time::Sleep>>>,
     due: u64,
+    now: u64,
     cx: &mut Context<'_>,
-) -> Poll<tokio::time::Instant> {
-    let at = arbiter.clock.instant_at(due);
+) -> Poll<u64> {
+    if due <= now {
+        *timer = None;
+        return Poll::Ready(due);
+    }
+    let Some(at) = arbiter.clock.instant_within(due) else {
+        *timer = None;
+        return Poll::Pending;
+    };
     let sleep = match timer {
         Some(sleep) if sleep.deadline() == at => sleep,
         _ => timer.insert(Box::pin(tokio::time::sleep_until(at))),
@@ -248,7 +263,7 @@ fn arm(
         Poll::Pending => Poll::Pending,
         Poll::Ready(()) => {
             *timer = None;
-            Poll::Ready(at)
+            Poll::Ready(due)
         }
     }
 }

@@ -296,12 +296,34 @@ impl Arbiter {
         (at > now).then(|| Duration::from_nanos(at - now))
     }
 
-    /// The instant at which every rate budget of `needs` has the call's
-    /// units after those of the calls queued for them (each taken as soon
-    /// as it exists), with the first budget that is last to have them;
-    /// `None` when they all have them now or `needs` names no rate budget.
-    /// A call queued ahead that leaves makes the units exist sooner.
-    pub(crate) fn rate_ready(&self, needs: &Needs) -> Option<(Instant, usize)> {
+    /// Whether the rate budgets of `needs` cannot have the call's units,
+    /// after those of the calls queued for them (each taken as soon as it
+    /// exists), by `until`: then how long until they do (`None`: never,
+    /// or beyond the clock's range) and the first budget that is last to
+    /// have them. `None` when they can, or `needs` names no rate budget.
+    /// The comparison is in nanoseconds, unclamped, so units centuries
+    /// away are late for any deadline. A call queued ahead that leaves
+    /// makes the units exist sooner.
+    pub(crate) fn rate_late(
+        &self,
+        needs: &Needs,
+        until: Instant,
+    ) -> Option<(Option<Duration>, usize)> {
+        let (at, short) = self.rate_ready(needs)?;
+        let now = self.clock.now();
+        let late = at == u64::MAX || at > self.clock.ns_at(until);
+        late.then(|| {
+            let after = (at != u64::MAX).then(|| Duration::from_nanos(at - now.min(at)));
+            (after, short)
+        })
+    }
+
+    /// The instant (ns on the arbiter's clock, `u64::MAX`: never) at which
+    /// every rate budget of `needs` has the call's units after those of
+    /// the calls queued for them, with the first budget that is last to
+    /// have them; `None` when they all have them now or `needs` names no
+    /// rate budget.
+    fn rate_ready(&self, needs: &Needs) -> Option<(u64, usize)> {
         let state = self.lock();
         let now = self.now().ns();
         let mut latest: Option<(u64, usize)> = None;
@@ -314,7 +336,7 @@ impl Arbiter {
                 latest = Some((at, n.resource));
             }
         }
-        latest.map(|(at, r)| (self.clock.instant_at(at), r))
+        latest
     }
 
     /// Whether the budget at `resource` is a rate budget.
@@ -483,6 +505,30 @@ mod tests {
         assert_eq!(b.rate_ready_at(rate, 1, u64::MAX), u64::MAX);
         // An earlier clock reading sees no more units than a later one did.
         assert_eq!(b.rate_room(rate, 0), 0);
+    }
+
+    /// A bucket `LIMIT` ticks deep drawn at the last tick before the base
+    /// must move: its arrival time stays within the word (it once wrapped
+    /// to 0 there, a full bucket again).
+    #[test]
+    fn the_deepest_bucket_drawn_at_the_limit_stays_drawn() {
+        for t in [LIMIT - 1, LIMIT, LIMIT + 1] {
+            let arb = rate_budget(1, Duration::MAX, 1);
+            let b = &arb.budgets[0];
+            let rate = b.rate.as_ref().unwrap();
+            assert_eq!(rate.ticks().full, LIMIT);
+            b.freeze();
+            let mut now = Now::at(&arb.clock, t);
+            if b.room(&mut now) == 1 {
+                b.take_at(1, &mut now);
+            }
+            b.thaw();
+            assert_eq!(b.rate_room(rate, t), 0, "at {t}");
+            assert!(matches!(
+                b.try_take_rate(rate, 1, t),
+                Fast::Short | Fast::Slow
+            ));
+        }
     }
 
     #[test]

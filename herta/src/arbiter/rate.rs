@@ -60,7 +60,11 @@
 //! to the bucket), which grants the head if it can be granted, and names
 //! the next head, waking it so that it arms its own timer. A head that
 //! leaves (granted, cancelled, expired) is replaced by the pass its leaving
-//! runs.
+//! runs. A head polled once its units exist already (woken late) arms no
+//! timer: it runs the pass itself, as of the instant they came to exist,
+//! which grants it or names the next head; otherwise nobody would time the
+//! next units and the queue would sleep over a full bucket. A head whose
+//! units are more than 30 years off (or never exist) arms no timer.
 
 use std::time::Duration;
 
@@ -71,8 +75,9 @@ use crate::loom::{AtomicU64, Ordering};
 pub(super) const LOCKED: u64 = 2;
 /// The bits of the word below `x`.
 pub(super) const SHIFT: u32 = 2;
-/// The most ticks `s` (now) and a full bucket each reach: `x`, at most
-/// their sum, stays within the word.
+/// Ticks `s` (now) stay below it and a full bucket is at most it deep:
+/// `x`, at most their sum, below `2^62`, so it fits the word beside its
+/// two flags.
 pub(super) const LIMIT: u64 = 1 << 61;
 
 /// A rate budget's rate, in ticks (see the module docs). Changed only
@@ -156,7 +161,7 @@ impl Rate {
     pub(super) fn tick(&self, now: u64) -> Option<u64> {
         let ns = now.wrapping_sub(self.base.load(Ordering::Relaxed));
         ns.checked_mul(self.per_ns.load(Ordering::Relaxed))
-            .filter(|&s| s <= LIMIT)
+            .filter(|&s| s < LIMIT)
     }
 
     /// The tick at `now`, however far (a read that moves nothing).

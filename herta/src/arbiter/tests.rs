@@ -134,3 +134,33 @@ fn a_withdrawn_waiter_dropped_unpolled_leaves_no_count_behind() {
         assert_eq!((b.in_use, b.waiting), (0, 0));
     }
 }
+
+/// A rate budget's head named by a pass (woken to arm its timer) that is
+/// polled only once its units exist: it takes them then, instead of
+/// finding nothing left to time and sleeping forever over a full bucket.
+#[tokio::test(start_paused = true)]
+async fn a_new_head_polled_after_its_units_exist_is_granted() {
+    use std::time::Duration;
+    let arb = Arbiter::with_kinds([permits::Kind::Rate {
+        count: 1_000,
+        period: Duration::from_secs(1),
+        burst: 1,
+    }]);
+    let one = arb.needs_of(&[(0, 1)]);
+    let drawn = arb.try_acquire(&one).unwrap();
+    drop(drawn);
+    let (mut first, mut second) = (Box::pin(arb.acquire(&one)), Box::pin(arb.acquire(&one)));
+    assert!(poll(&mut first).is_pending(), "the bucket is empty");
+    assert!(poll(&mut second).is_pending());
+    // The first one's timer fires at 1 ms: its pass grants it and names
+    // the second the head (its unit exists at 2 ms).
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert!(matches!(poll(&mut first), Poll::Ready(Ok(_))));
+    // The second is polled late, its unit long there.
+    tokio::time::advance(Duration::from_millis(5)).await;
+    assert!(
+        matches!(poll(&mut second), Poll::Ready(Ok(_))),
+        "the head is lost"
+    );
+    assert_eq!(arb.snapshot()[0].waiting, 0);
+}

@@ -78,8 +78,12 @@ fn need(
         return Err(BindError::UnknownResource {
             operation,
             resource,
-            suggestion: herta_contract::closest(resource, declared.iter().map(Resource::name))
-                .map(str::to_owned),
+            constant: used.constant(),
+            suggestion: match used.constant() {
+                Some(_) => None,
+                None => herta_contract::closest(resource, declared.iter().map(Resource::name))
+                    .map(str::to_owned),
+            },
         });
     };
     let capacity = arbiter.capacity(index);
@@ -151,11 +155,15 @@ pub(super) fn breaker(
         None => Err(BindError::UnknownBreaker {
             operation: contract.operation(),
             breaker: name,
-            suggestion: herta_contract::closest(
-                name,
-                runtime.inner.breakers.iter().map(|c| c.breaker.name()),
-            )
-            .map(str::to_owned),
+            constant: contract.breaker_constant(),
+            suggestion: match contract.breaker_constant() {
+                Some(_) => None,
+                None => herta_contract::closest(
+                    name,
+                    runtime.inner.breakers.iter().map(|c| c.breaker.name()),
+                )
+                .map(str::to_owned),
+            },
         }),
     }
 }

@@ -72,17 +72,14 @@ pub(crate) fn contended<'a, 'e, 'l>(
         if let (Some(until), true) = (until, needs.has_rate()) {
             // Units that cannot exist before the wait's limit, after those
             // of the calls queued ahead: fail now, not after sleeping.
-            if let Some((ready, short)) = rt.arbiter.rate_ready(needs) {
-                if ready > until {
-                    let mut refusal = limits.expired(|| Busy::Resource {
-                        resource: rt.resources[short].name(),
-                    });
-                    if let Refusal::Throttled { retry_after, .. } = &mut refusal {
-                        *retry_after =
-                            Some(ready.saturating_duration_since(tokio::time::Instant::now()));
-                    }
-                    return Err(refusal);
+            if let Some((after, short)) = rt.arbiter.rate_late(needs, until) {
+                let mut refusal = limits.expired(|| Busy::Resource {
+                    resource: rt.resources[short].name(),
+                });
+                if let Refusal::Throttled { retry_after, .. } = &mut refusal {
+                    *retry_after = after;
                 }
+                return Err(refusal);
             }
         }
         match events::timed(waiting::bounded(until, watched(rt, needs))).await {

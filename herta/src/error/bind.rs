@@ -8,35 +8,46 @@
 #[non_exhaustive]
 pub enum BindError {
     /// The contract names a resource this runtime does not declare.
+    ///
+    /// Named by a constant (`resources(UP_RATE = 1)`), the fix is to add the
+    /// constant to the builder: a constant cannot be a typo, so there is no
+    /// suggestion. Named by a string, `suggestion` is the closest declared
+    /// name, if one is close.
     #[error(
-        "operation `{operation}` uses resource `{resource}`, which this runtime does not declare{}",
-        suggestion.as_ref().map_or_else(
-            || "; declare it with `Runtime::builder().resource(..)`".to_owned(),
-            |s| format!("; did you mean `{s}`?"),
-        )
+        "operation `{operation}` uses resource `{resource}`{}, which this runtime does not declare; {}",
+        constant.map_or_else(String::new, |c| format!(" (the constant `{c}`)")),
+        fix("resource", *constant, suggestion.as_deref())
     )]
     UnknownResource {
         /// The operation's name.
         operation: &'static str,
         /// The name it used.
         resource: &'static str,
-        /// The closest declared name, if one is close.
+        /// The constant that named it, as written, if a constant did.
+        constant: Option<&'static str>,
+        /// The closest declared name, if one is close (only for a name
+        /// written as a string).
         suggestion: Option<String>,
     },
     /// The contract names a circuit breaker this runtime does not declare.
+    ///
+    /// As for [`BindError::UnknownResource`]: named by a constant, the fix
+    /// is to add it to the builder; named by a string, `suggestion` is the
+    /// closest declared name, if one is close.
     #[error(
-        "operation `{operation}` uses breaker `{breaker}`, which this runtime does not declare{}",
-        suggestion.as_ref().map_or_else(
-            || "; declare it with `Runtime::builder().breaker(..)`".to_owned(),
-            |s| format!("; did you mean `{s}`?"),
-        )
+        "operation `{operation}` uses breaker `{breaker}`{}, which this runtime does not declare; {}",
+        constant.map_or_else(String::new, |c| format!(" (the constant `{c}`)")),
+        fix("breaker", *constant, suggestion.as_deref())
     )]
     UnknownBreaker {
         /// The operation's name.
         operation: &'static str,
         /// The name it used.
         breaker: &'static str,
-        /// The closest declared name, if one is close.
+        /// The constant that named it, as written, if a constant did.
+        constant: Option<&'static str>,
+        /// The closest declared name, if one is close (only for a name
+        /// written as a string).
         suggestion: Option<String>,
     },
     /// The contract asks for more units than the resource's capacity, so no
@@ -94,4 +105,14 @@ pub enum BindError {
         /// The operation's name.
         operation: &'static str,
     },
+}
+
+/// The fix an unknown resource or breaker's message states: add the
+/// constant to the builder, take the near miss, or declare the name.
+fn fix(kind: &str, constant: Option<&str>, suggestion: Option<&str>) -> String {
+    match (constant, suggestion) {
+        (Some(c), _) => format!("add `.{kind}({c})` to the builder"),
+        (None, Some(s)) => format!("did you mean `{s}`?"),
+        (None, None) => format!("declare it with `Runtime::builder().{kind}(..)`"),
+    }
 }

@@ -627,10 +627,32 @@ fn bind_and_build_check_the_breakers() {
         BindError::UnknownBreaker {
             operation: "typo",
             breaker: "upstrem",
+            constant: None,
             suggestion: Some("upstream".to_owned()),
         }
     );
     assert!(err.to_string().contains("did you mean `upstream`?"));
+    // A constant is not a typo: the fix is to add it, not a near miss.
+    const UPSTREAM2: herta::Breaker = herta::Breaker::new("upstream2");
+    #[herta::operation(effect = Pure, resources("slots" = 1), breaker = UPSTREAM2)]
+    async fn undeclared() -> Result<(), UpError> {
+        Ok(())
+    }
+    let err = Undeclared::bind(&runtime()).unwrap_err();
+    assert_eq!(
+        err,
+        BindError::UnknownBreaker {
+            operation: "undeclared",
+            breaker: "upstream2",
+            constant: Some("UPSTREAM2"),
+            suggestion: None,
+        }
+    );
+    assert!(
+        err.to_string()
+            .ends_with("(the constant `UPSTREAM2`), which this runtime does not declare; add `.breaker(UPSTREAM2)` to the builder"),
+        "{err}"
+    );
     let twice = Runtime::builder()
         .resource(herta::Resource::new("slots", 1))
         .breaker(UP)

@@ -57,6 +57,36 @@ fn runtime() -> Runtime {
         .unwrap()
 }
 
+/// A rate budget whose name is close to a declared one, named by a
+/// constant the builder lacks.
+const UP_RATE: Resource = Resource::new("worker-rate", 1);
+
+#[herta::operation(effect = Pure, resources(UP_RATE = 1))]
+async fn undeclared_constant() -> Result<(), Failure<String>> {
+    Ok(())
+}
+
+#[test]
+fn bind_tells_to_add_an_undeclared_constant_instead_of_a_near_miss() {
+    // "worker-rate" is close to the declared "worker", but a constant is not a
+    // typo: the fix is to add it to the builder.
+    let err = UndeclaredConstant::bind(&runtime()).unwrap_err();
+    assert_eq!(
+        err,
+        BindError::UnknownResource {
+            operation: "undeclared_constant",
+            resource: "worker-rate",
+            constant: Some("UP_RATE"),
+            suggestion: None,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "operation `undeclared_constant` uses resource `worker-rate` (the constant `UP_RATE`), \
+         which this runtime does not declare; add `.resource(UP_RATE)` to the builder"
+    );
+}
+
 #[test]
 fn bind_names_the_operation_and_suggests_the_near_miss() {
     let err = Typo::bind(&runtime()).unwrap_err();
@@ -65,6 +95,7 @@ fn bind_names_the_operation_and_suggests_the_near_miss() {
         BindError::UnknownResource {
             operation: "typo",
             resource: "wroker",
+            constant: None,
             suggestion: Some("worker".into()),
         }
     );

@@ -34,6 +34,7 @@ mod no_runtime;
 mod queue_limit;
 mod queue_scaling;
 mod rate;
+mod rate_refunds;
 mod retry;
 mod schedules;
 mod service;
