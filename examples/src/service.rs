@@ -415,9 +415,10 @@ struct AppState {
     backend: Arc<Backend>,
 }
 
-/// The service's router, with every operation bound to `runtime` (which
+/// The service's router, with every operation bound to `runtime` and
+/// herta's live view of it under `/herta` (`herta::dashboard`). The runtime
 /// must declare [`RENDER`], [`RENDER_RATE`], [`PAYMENTS`] and [`DB_WRITE`], as [`runtime()`]
-/// does).
+/// does.
 ///
 /// # Errors
 ///
@@ -436,7 +437,9 @@ pub fn app(runtime: &Runtime, backend: Arc<Backend>) -> Result<Router, BindError
         .route("/catalogue/{brand}", put(catalogue_route))
         .route("/stats", get(stats_route))
         .route("/admin/capacity/{resource}", put(capacity_route))
-        .with_state(state))
+        .with_state(state)
+        // The live view: a page and `stats.json` (read-only).
+        .nest("/herta", herta::dashboard::router(runtime)))
 }
 
 /// The service with `GET /metrics`: its runtime ([`runtime()`]) and router

@@ -91,6 +91,9 @@ mod call;
 mod clock;
 mod context;
 mod contract;
+#[cfg(feature = "dashboard")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dashboard")))]
+pub mod dashboard;
 mod deadline;
 mod error;
 mod events;

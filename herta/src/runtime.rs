@@ -393,8 +393,9 @@ impl RuntimeBuilder {
 
 /// The figures of `circuit`, now.
 fn breaker_stats(circuit: &Circuit) -> BreakerStats {
-    let (state, counts, opened, refused, probing) = circuit.snapshot();
+    let (state, counts, opened, refused, probing, open_left) = circuit.snapshot();
     BreakerStats {
+        open_left: std::time::Duration::from_nanos(open_left),
         name: circuit.breaker.name(),
         state,
         window: circuit.breaker.window(),

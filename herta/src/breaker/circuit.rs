@@ -417,25 +417,29 @@ impl Circuit {
     }
 
     /// The state now, the window's counts, times opened, calls refused,
-    /// probes in flight (half-open).
-    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64, u16) {
-        let word = self.word.load(Ordering::Acquire);
+    /// probes in flight (half-open), and the nanoseconds left open (0
+    /// unless open).
+    pub(crate) fn snapshot(&self) -> (BreakerState, Counts, u64, u64, u16, u64) {
+        let (word, now) = (self.word.load(Ordering::Acquire), self.now());
+        let left = self.open_until.load(Ordering::Acquire).saturating_sub(now);
         let probing = if word & STATE == HALF_OPEN {
             ((word / IN_FLIGHT) & 0xFFFF) as u16
         } else {
             0
         };
         let mut state = state_of(word);
-        if state == BreakerState::Open && self.now() >= self.open_until.load(Ordering::Acquire) {
+        if state == BreakerState::Open && left == 0 {
             // The next call will find it half-open.
             state = BreakerState::HalfOpen;
         }
+        let open_left = if state == BreakerState::Open { left } else { 0 };
         (
             state,
-            self.counts_at(self.now()),
+            self.counts_at(now),
             self.opened.load(Ordering::Relaxed),
             self.refused.load(Ordering::Relaxed),
             probing,
+            open_left,
         )
     }
 }

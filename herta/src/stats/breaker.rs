@@ -27,4 +27,7 @@ pub struct BreakerStats {
     pub opened: u64,
     /// Calls and retries it refused.
     pub refused: u64,
+    /// While `state` is open: how long until it lets a probe through
+    /// (turns half-open); zero in any other state.
+    pub open_left: std::time::Duration,
 }
