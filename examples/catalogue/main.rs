@@ -341,7 +341,7 @@ async fn import(
     }
     let mut calls = JoinSet::new();
     // Every other brand is imported twice, concurrently.
-    let runs = |i: usize| if i % 2 == 0 { 2 } else { 1 };
+    let runs = |i: usize| if i.is_multiple_of(2) { 2 } else { 1 };
     // The replacements first, so that different brands meet in the budget...
     for (i, (brand, lines)) in input.iter().enumerate() {
         for _ in 0..runs(i) {

@@ -372,7 +372,7 @@ fn a_count_window_holds_exactly_the_last_attempts() {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let (failed, slow) = (seed % 3 == 0, seed % 5 == 0);
+            let (failed, slow) = (seed.is_multiple_of(3), seed.is_multiple_of(5));
             if i == 500 {
                 ring.clear();
                 model.clear();

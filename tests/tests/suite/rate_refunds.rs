@@ -65,7 +65,7 @@ fn waiters_on_a_rate_budget_contended_by_rejecters_all_finish() {
             }
         })
         .await;
-        let api = rt.stats().resource("api").unwrap().clone();
+        let api = *rt.stats().resource("api").unwrap();
         assert!(
             joined.is_ok(),
             "waiters lost: {} of 10 available, {} waiting",
