@@ -16,6 +16,8 @@ that the compiler inlined differently.
 
     cargo build --release -p herta --example profile_call --example profile_keyed
     python3 benches/marginal.py                 # N = 100 000
+    cargo build --release -p herta --example profile_breaker
+    python3 benches/marginal.py --only breaker --calls 20000
     python3 benches/marginal.py --calls 50000 --bin-dir target/notrace/release/examples
 
 Python 3 standard library and valgrind only. Prints a Markdown table: per
@@ -37,6 +39,13 @@ WORKLOADS = [
     ("semaphore", "profile_call", ["semaphore"]),
     ("herta", "profile_call", ["herta"]),
     ("herta, keyed (8 keys, Wait)", "profile_keyed", []),
+    # The circuit breaker's paths (BENCHMARKS.md, "Circuit breakers"):
+    # `--only breaker`.
+    ("breaker: none", "profile_breaker", ["plain"]),
+    ("breaker: closed, time window", "profile_breaker", ["closed"]),
+    ("breaker: closed, count window", "profile_breaker", ["count"]),
+    ("breaker: open, refused", "profile_breaker", ["open"]),
+    ("breaker: none, Reject refused", "profile_breaker", ["reject"]),
 ]
 
 
